@@ -1,0 +1,70 @@
+"""Length-prefixed message framing used by both servers (4-byte big-endian length)."""
+
+from __future__ import annotations
+
+import struct
+
+__all__ = ['FramingError', 'FrameDecoder', 'frame', 'MAX_MESSAGE_SIZE']
+
+MAX_MESSAGE_SIZE = 4 * 1024 * 1024  # generous: a full SimSpark monitor scene is ~100 kB
+_LEN = struct.Struct('>I')
+
+
+class FramingError(ValueError):
+    """Raised when a length prefix is impossible (larger than ``MAX_MESSAGE_SIZE``)."""
+
+
+def frame(payload: bytes | str) -> bytes:
+    """Prefix ``payload`` with its 4-byte big-endian length."""
+    if isinstance(payload, str):
+        payload = payload.encode('ascii')
+    return _LEN.pack(len(payload)) + payload
+
+
+class FrameDecoder:
+    """Incremental decoder: feed it whatever ``recv`` returned, get whole messages back.
+
+    Partial reads (a message split over several ``recv`` calls) and coalesced reads
+    (several messages in one ``recv``) are both handled.
+    """
+
+    __slots__ = ('_buf', 'max_size')
+
+    def __init__(self, max_size: int = MAX_MESSAGE_SIZE) -> None:
+        self._buf = bytearray()
+        self.max_size = max_size
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add received bytes; return every message now complete (possibly none).
+
+        Raises:
+            FramingError: a length prefix exceeds ``max_size``; the buffer is cleared,
+                because the stream cannot be resynchronised.
+        """
+        buf = self._buf
+        buf += data
+        out: list[bytes] = []
+        pos = 0
+        n = len(buf)
+        while n - pos >= 4:
+            (size,) = _LEN.unpack_from(buf, pos)
+            if size > self.max_size:
+                buf.clear()
+                raise FramingError(f'message length {size} exceeds the limit of {self.max_size} bytes')
+            end = pos + 4 + size
+            if end > n:
+                break
+            out.append(bytes(buf[pos + 4:end]))
+            pos = end
+        if pos:
+            del buf[:pos]
+        return out
+
+    @property
+    def pending(self) -> int:
+        """Number of buffered bytes that do not yet form a whole message."""
+        return len(self._buf)
+
+    def clear(self) -> None:
+        """Drop buffered bytes (after a reconnect)."""
+        self._buf.clear()

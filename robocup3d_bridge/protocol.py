@@ -1,0 +1,289 @@
+"""Agent-side protocol of both servers: hello/init messages and per-cycle actions.
+
+Everything here is validated before it is sent: an unknown effector name kills the
+RCSSServerMJ server, and rcssserver3d silently drops or truncates ``say`` texts it
+does not like (see ``../shared/captures/simspark/README.md``). Bad input raises
+:class:`ActionError` with a message naming the value; values that are merely out of
+range are clamped and reported in ``EncodedAction.warnings``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from dataclasses import dataclass, field
+
+from robocup3d_bridge.percept import Dialect, Percept, Side
+from robocup3d_motion.robots import RobotSpec
+
+__all__ = [
+    'ActionError',
+    'JointCommand',
+    'Action',
+    'EncodedAction',
+    'ServerProtocol',
+    'SimSparkProtocol',
+    'MujocoProtocol',
+    'make_protocol',
+    'check_say_simspark',
+    'check_say_mujoco',
+    'check_team_name',
+]
+
+_R2D = 180.0 / math.pi
+_TEAM_NAME = re.compile(r'^[A-Za-z0-9_-]{1,20}$')
+SIMSPARK_SAY_MAX = 20
+MUJOCO_SAY_MAX = 10  # bytes, before base64
+
+
+class ActionError(ValueError):
+    """An action that must not be sent (unknown joint, NaN, illegal say, ...)."""
+
+
+@dataclass(slots=True)
+class JointCommand:
+    """Joint targets for one cycle, keyed by canonical joint name.
+
+    SimSpark uses ``velocity`` (rad/s) only. RCSSServerMJ uses ``position`` (rad),
+    ``velocity`` (rad/s), ``kp``, ``kd`` and ``effort`` (feed-forward N m); joints
+    missing from ``kp``/``kd`` get gain 0.
+    """
+
+    position: dict[str, float] = field(default_factory=dict)
+    velocity: dict[str, float] = field(default_factory=dict)
+    effort: dict[str, float] = field(default_factory=dict)
+    kp: dict[str, float] = field(default_factory=dict)
+    kd: dict[str, float] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        """Every joint this command mentions."""
+        seen = dict.fromkeys(self.position)
+        seen.update(dict.fromkeys(self.velocity))
+        seen.update(dict.fromkeys(self.effort))
+        seen.update(dict.fromkeys(self.kp))
+        return list(seen)
+
+
+@dataclass(slots=True)
+class Action:
+    """What to send in one cycle. ``beam`` is (x m, y m, theta rad) in the team frame:
+    our goal at -x, we attack +x, whichever side the server gave us."""
+
+    joints: JointCommand | None = None
+    beam: tuple[float, float, float] | None = None
+    say: str | bytes | None = None
+
+
+@dataclass(slots=True)
+class EncodedAction:
+    """A ready-to-send message plus what was clamped on the way."""
+
+    text: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_team_name(name: str) -> str:
+    """Validate a team name for both servers (``[A-Za-z0-9_-]``, 1-20 chars)."""
+    if not isinstance(name, str) or not _TEAM_NAME.match(name):
+        raise ActionError(f'team name {name!r} must be 1-20 characters from A-Z a-z 0-9 _ -')
+    return name
+
+
+def check_say_simspark(text: str) -> str:
+    """Validate a rcssserver3d ``say`` text, or raise :class:`ActionError`.
+
+    The server hears at most 20 printable ASCII characters without space, ``(`` or
+    ``)``. Seen on the wire: a ``"`` or a trailing ``\\`` makes it drop the whole
+    message, and ``'`` truncates it; we refuse those instead of losing them.
+    """
+    if not isinstance(text, str) or not text:
+        raise ActionError('say: empty message')
+    if len(text) > SIMSPARK_SAY_MAX:
+        raise ActionError(f'say: {len(text)} characters, rcssserver3d allows {SIMSPARK_SAY_MAX}: {text!r}')
+    for ch in text:
+        if not '\x21' <= ch <= '\x7e' or ch in '()"\'':
+            raise ActionError(f'say: character {ch!r} is not allowed by rcssserver3d in {text!r}')
+    if text.endswith('\\'):
+        raise ActionError(f'say: rcssserver3d drops a message ending in a backslash: {text!r}')
+    return text
+
+
+def check_say_mujoco(data: str | bytes) -> bytes:
+    """Validate an RCSSServerMJ ``say`` payload (1-10 bytes), or raise :class:`ActionError`."""
+    raw = data.encode('utf-8') if isinstance(data, str) else bytes(data)
+    if not raw:
+        raise ActionError('say: empty message')
+    if len(raw) > MUJOCO_SAY_MAX:
+        raise ActionError(f'say: {len(raw)} bytes, RCSSServerMJ allows {MUJOCO_SAY_MAX}: {raw!r}')
+    return raw
+
+
+def _finite(value: float, what: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ActionError(f'{what}: {value!r} is not a number') from None
+    if not math.isfinite(v):
+        raise ActionError(f'{what}: {value!r} is not finite')
+    return v
+
+
+def _clamp(v: float, lo: float, hi: float, what: str, warnings: list[str]) -> float:
+    if v < lo:
+        warnings.append(f'{what} {v:.4g} below {lo:.4g}, clamped')
+        return lo
+    if v > hi:
+        warnings.append(f'{what} {v:.4g} above {hi:.4g}, clamped')
+        return hi
+    return v
+
+
+def _fmt(v: float) -> str:
+    s = f'{v:.4f}'.rstrip('0').rstrip('.')
+    return '0' if s in ('-0', '') else s
+
+
+class ServerProtocol:
+    """Common interface; use :func:`make_protocol`."""
+
+    dialect: Dialect
+
+    def __init__(self, robot: RobotSpec, team: str, unum: int) -> None:
+        self.robot = robot
+        self.team = check_team_name(team)
+        if not isinstance(unum, int) or not 0 <= unum <= 99:
+            raise ActionError(f'player number must be 0-99, got {unum!r}')
+        self.unum = unum
+        self.side = Side.UNKNOWN
+        self._joints = robot.by_name
+
+    def hello(self) -> list[str]:
+        """Messages to send as soon as the TCP connection is up."""
+        raise NotImplementedError
+
+    def after_first_message(self) -> list[str]:
+        """Messages to send in reply to the server's first message."""
+        return []
+
+    def observe(self, percept: Percept) -> None:
+        """Learn our side from the game state (SimSpark: once after init; MJ: ``tl``/``tr``)."""
+        g = percept.game
+        if g is None:
+            return
+        if g.side is not None and g.side is not Side.UNKNOWN:
+            self.side = g.side
+        elif g.team_left == self.team:
+            self.side = Side.LEFT
+        elif g.team_right == self.team:
+            self.side = Side.RIGHT
+
+    def encode(self, action: Action) -> EncodedAction:
+        """Validate ``action`` and render it as one message ending in ``(syn)``."""
+        warnings: list[str] = []
+        parts: list[str] = []
+        if action.joints is not None:
+            parts.append(self._encode_joints(action.joints, warnings))
+        if action.beam is not None:
+            parts.append(self._encode_beam(action.beam))
+        if action.say is not None:
+            parts.append(self._encode_say(action.say))
+        parts.append('(syn)')
+        return EncodedAction(''.join(parts), warnings)
+
+    def _joint(self, name: str) -> object:
+        spec = self._joints.get(name)
+        if spec is None:
+            raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
+        return spec
+
+    def _beam_values(self, beam: tuple[float, float, float]) -> tuple[float, float, float]:
+        if len(beam) != 3:
+            raise ActionError(f'beam needs (x, y, theta), got {beam!r}')
+        x, y, th = (_finite(v, 'beam') for v in beam)
+        return x, y, th
+
+    def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
+        raise NotImplementedError
+
+    def _encode_beam(self, beam: tuple[float, float, float]) -> str:
+        raise NotImplementedError
+
+    def _encode_say(self, say: str | bytes) -> str:
+        raise NotImplementedError
+
+
+class SimSparkProtocol(ServerProtocol):
+    """rcssserver3d: scene, then init after the first message; hinge velocities in rad/s."""
+
+    dialect = Dialect.SIMSPARK
+
+    def hello(self) -> list[str]:
+        return [f'(scene {self.robot.model} {self.robot.robot_type})']
+
+    def after_first_message(self) -> list[str]:
+        # An init sent together with the scene is silently ignored by the server.
+        return [f'(init (unum {self.unum})(teamname {self.team}))']
+
+    def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
+        out = []
+        for name, v in cmd.velocity.items():
+            spec = self._joint(name)
+            v = _clamp(_finite(v, name), -spec.max_speed, spec.max_speed, f'{name} velocity', warnings)
+            out.append(f'({spec.effector} {_fmt(v)})')
+        return ''.join(out)
+
+    def _encode_beam(self, beam: tuple[float, float, float]) -> str:
+        # The server itself mirrors a right-team beam, so the team frame goes out as is.
+        x, y, th = self._beam_values(beam)
+        return f'(beam {_fmt(x)} {_fmt(y)} {_fmt(th * _R2D)})'
+
+    def _encode_say(self, say: str | bytes) -> str:
+        text = say.decode('ascii', 'replace') if isinstance(say, bytes) else say
+        return f'(say {check_say_simspark(text)})'
+
+
+class MujocoProtocol(ServerProtocol):
+    """RCSSServerMJ: one init; ``(<eff> q dq kp kd tau)`` per joint, degrees on the wire."""
+
+    dialect = Dialect.MUJOCO
+
+    def hello(self) -> list[str]:
+        return [f'(init {self.robot.model} {self.team} {self.unum})']
+
+    def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
+        out = []
+        pos, vel, eff, kp, kd = cmd.position, cmd.velocity, cmd.effort, cmd.kp, cmd.kd
+        for name in cmd.names():
+            spec = self._joint(name)
+            q = _clamp(_finite(pos.get(name, 0.0), name), spec.lower, spec.upper, f'{name} position', warnings)
+            dq = _finite(vel.get(name, 0.0), name)
+            p = _finite(kp.get(name, 0.0), name)
+            d = _finite(kd.get(name, 0.0), name)
+            if p < 0 or d < 0:
+                raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
+            tau = _clamp(_finite(eff.get(name, 0.0), name), -spec.max_torque, spec.max_torque, f'{name} torque', warnings)
+            out.append(f'({spec.effector} {_fmt(q * _R2D)} {_fmt(dq * _R2D)} {_fmt(p)} {_fmt(d)} {_fmt(tau)})')
+        return ''.join(out)
+
+    def _encode_beam(self, beam: tuple[float, float, float]) -> str:
+        # The server puts a beam at (-|x|, y, th) for the left team and at (|x|, y, th + pi)
+        # for the right team: a reflection in x only. Send -y on the right so that the
+        # team frame is the field rotated by 180 degrees, as on rcssserver3d.
+        x, y, th = self._beam_values(beam)
+        if x > 0:
+            raise ActionError(f'beam x={x} is in the opponent half; RCSSServerMJ beams into our own half only')
+        if self.side is Side.RIGHT:
+            y = -y
+        return f'(beam {_fmt(x)} {_fmt(y)} {_fmt(th * _R2D)})'
+
+    def _encode_say(self, say: str | bytes) -> str:
+        raw = check_say_mujoco(say)
+        return f'(SPK say 100 {base64.b64encode(raw).decode("ascii")})'
+
+
+def make_protocol(robot: RobotSpec, team: str, unum: int) -> ServerProtocol:
+    """The protocol for ``robot``'s server."""
+    if robot.server == 'simspark':
+        return SimSparkProtocol(robot, team, unum)
+    return MujocoProtocol(robot, team, unum)
