@@ -128,8 +128,12 @@ class AgentLoop:
             self.link.send(msg)
         self.log.info(
             'connected to %s:%d as %s #%d (%s), attempt %d',
-            self.link.host, self.link.port, self.protocol.team, self.protocol.unum,
-            self.protocol.robot.name, self.stats.connects,
+            self.link.host,
+            self.link.port,
+            self.protocol.team,
+            self.protocol.unum,
+            self.protocol.robot.name,
+            self.stats.connects,
         )
 
     def _serve(self, stop: threading.Event) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-__all__ = ['FramingError', 'FrameDecoder', 'frame', 'MAX_MESSAGE_SIZE']
+__all__ = ['MAX_MESSAGE_SIZE', 'FrameDecoder', 'FramingError', 'frame']
 
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024  # generous: a full SimSpark monitor scene is ~100 kB
 _LEN = struct.Struct('>I')
@@ -54,7 +54,7 @@ class FrameDecoder:
             end = pos + 4 + size
             if end > n:
                 break
-            out.append(bytes(buf[pos + 4:end]))
+            out.append(bytes(buf[pos + 4 : end]))
             pos = end
         if pos:
             del buf[:pos]

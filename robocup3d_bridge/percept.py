@@ -15,14 +15,14 @@ from enum import Enum
 
 __all__ = [
     'Dialect',
-    'Side',
-    'Polar',
-    'GameStateInfo',
     'ForceResistance',
-    'PlayerSighting',
-    'Vision',
+    'GameStateInfo',
     'Hear',
     'Percept',
+    'PlayerSighting',
+    'Polar',
+    'Side',
+    'Vision',
 ]
 
 
@@ -142,4 +142,4 @@ class Percept:
     torso_orientation: tuple[float, float, float, float] | None = None  # MJ ground truth (w, x, y, z)
     unknown: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)  # perceptor kinds seen, in order
+    kinds: list[str] = field(default_factory=list)  # perceptor kinds seen (HJ first, then the rest in order)

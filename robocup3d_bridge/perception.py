@@ -26,7 +26,7 @@ from robocup3d_bridge.percept import (
 )
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp, to_sexp
 
-__all__ = ['PerceptParseError', 'parse_percept', 'KNOWN_PERCEPTORS']
+__all__ = ['KNOWN_PERCEPTORS', 'PerceptParseError', 'parse_percept']
 
 _D2R = math.pi / 180.0
 
@@ -40,7 +40,7 @@ def _f(tok: object) -> float:
     if not isinstance(tok, str):
         raise ValueError(f'expected a number, got {to_sexp(tok)}')
     v = float(tok)
-    if v != v or v in (math.inf, -math.inf):
+    if not math.isfinite(v):
         raise ValueError(f'non-finite value {tok}')
     return v
 
@@ -75,6 +75,9 @@ def _gs(expr: list, p: Percept) -> None:
         if not vals:
             continue
         v = vals[0]
+        if not isinstance(v, str):
+            p.errors.append(f'GS/{key}: expected an atom, got {to_sexp(v)[:40]}')
+            continue
         if key == 'pm':
             g.play_mode = v
         elif key == 't':
@@ -169,6 +172,8 @@ def _player(expr: list, errors: list[str]) -> PlayerSighting:
         key = child[0]
         try:
             if key == 'team':
+                if not isinstance(child[1], str):
+                    raise ValueError(f'team must be a name, got {to_sexp(child[1])[:40]}')
                 s.team = child[1]
             elif key == 'id':
                 s.unum = int(child[1])
@@ -176,7 +181,7 @@ def _player(expr: list, errors: list[str]) -> PlayerSighting:
                 s.parts[key] = _polar(child[1][1:])
             elif key == 'pol':  # old servers: one vector for the whole player
                 s.parts['body'] = _polar(child[1:])
-        except (ValueError, IndexError) as exc:
+        except (ValueError, IndexError, TypeError) as exc:
             errors.append(f'See/P/{key}: {exc}')
     return s
 
@@ -211,7 +216,7 @@ def _see(expr: list, p: Percept) -> None:
                     v.ball = _polar(pol[1:])
                 else:
                     v.landmarks[key] = _polar(pol[1:])
-        except (ValueError, IndexError, KeyError) as exc:
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
             errors.append(f'See/{key}: {exc}')
     p.vision = v
 

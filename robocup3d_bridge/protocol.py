@@ -18,17 +18,17 @@ from robocup3d_bridge.percept import Dialect, Percept, Side
 from robocup3d_motion.robots import RobotSpec
 
 __all__ = [
-    'ActionError',
-    'JointCommand',
     'Action',
+    'ActionError',
     'EncodedAction',
+    'JointCommand',
+    'MujocoProtocol',
     'ServerProtocol',
     'SimSparkProtocol',
-    'MujocoProtocol',
-    'make_protocol',
-    'check_say_simspark',
     'check_say_mujoco',
+    'check_say_simspark',
     'check_team_name',
+    'make_protocol',
 ]
 
 _R2D = 180.0 / math.pi
@@ -62,6 +62,7 @@ class JointCommand:
         seen.update(dict.fromkeys(self.velocity))
         seen.update(dict.fromkeys(self.effort))
         seen.update(dict.fromkeys(self.kp))
+        seen.update(dict.fromkeys(self.kd))
         return list(seen)
 
 
@@ -226,6 +227,8 @@ class SimSparkProtocol(ServerProtocol):
         return [f'(init (unum {self.unum})(teamname {self.team}))']
 
     def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
+        if cmd.position or cmd.effort or cmd.kp or cmd.kd:
+            raise ActionError('rcssserver3d takes joint velocities only (position/gains/effort were given)')
         out = []
         for name, v in cmd.velocity.items():
             spec = self._joint(name)
@@ -262,7 +265,9 @@ class MujocoProtocol(ServerProtocol):
             d = _finite(kd.get(name, 0.0), name)
             if p < 0 or d < 0:
                 raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
-            tau = _clamp(_finite(eff.get(name, 0.0), name), -spec.max_torque, spec.max_torque, f'{name} torque', warnings)
+            tau = _clamp(
+                _finite(eff.get(name, 0.0), name), -spec.max_torque, spec.max_torque, f'{name} torque', warnings
+            )
             out.append(f'({spec.effector} {_fmt(q * _R2D)} {_fmt(dq * _R2D)} {_fmt(p)} {_fmt(d)} {_fmt(tau)})')
         return ''.join(out)
 

@@ -9,9 +9,13 @@ A parsed expression is a ``list`` whose items are ``str`` atoms or nested lists.
 
 from __future__ import annotations
 
-__all__ = ['SExpParseError', 'SExpr', 'parse_sexp', 'to_sexp']
+__all__ = ['MAX_DEPTH', 'SExpParseError', 'SExpr', 'parse_sexp', 'to_sexp']
+
+#: Deepest nesting accepted; real messages nest at most ~15 levels (MJ monitor).
+MAX_DEPTH = 100
 
 SExpr = list  # list[str | SExpr]; kept as a plain alias for speed
+
 
 class SExpParseError(ValueError):
     """Raised for text that is not a well-formed sequence of S-expressions."""
@@ -27,7 +31,8 @@ def parse_sexp(text: str | bytes) -> list:
         The list of top-level expressions; atoms outside parentheses are kept as ``str``.
 
     Raises:
-        SExpParseError: on an unbalanced ``)`` or a missing ``)`` (truncated message).
+        SExpParseError: on an unbalanced ``)``, a missing ``)`` (truncated message) or
+            nesting deeper than ``MAX_DEPTH``.
     """
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode('ascii', 'replace')
@@ -39,6 +44,8 @@ def parse_sexp(text: str | bytes) -> list:
     # str.split() after padding the parentheses is about twice as fast as a regex findall.
     for tok in text.replace('(', ' ( ').replace(')', ' ) ').split():
         if tok == '(':
+            if len(stack) >= MAX_DEPTH:
+                raise SExpParseError(f'nested deeper than {MAX_DEPTH} levels')
             new: list = []
             cur.append(new)
             push(cur)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-__all__ = ['JointSpec', 'RobotSpec', 'nao', 'mujoco_robot', 'robot_spec', 'MUJOCO_ROBOTS', 'NAO_TYPES']
+__all__ = ['MUJOCO_ROBOTS', 'NAO_TYPES', 'JointSpec', 'RobotSpec', 'mujoco_robot', 'nao', 'robot_spec']
 
 NAO_TYPES = (0, 1, 2, 3, 4)
 MUJOCO_ROBOTS = ('T1', 'K1')

@@ -1,0 +1,224 @@
+"""The bridge node: one player's connection to the server, as ROS topics.
+
+Publishes (in the player's namespace): ``joint_states``, ``imu``,
+``foot_contacts/<foot>`` (SimSpark), ``vision/objects``, ``vision/ball``,
+``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
+``ground_truth/ball``, ``raw/percept``, ``raw/action``, ``/clock`` (if
+``publish_clock``) and ``/diagnostics`` once a second.
+Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
+kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
+``say`` (String).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PointStamped, Pose2D, PoseStamped, WrenchStamped
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+from robocup3d_bridge import conversions as conv
+from robocup3d_bridge.agent_loop import AgentLoop
+from robocup3d_bridge.link import ServerLink
+from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_bridge.percept import Percept
+from robocup3d_bridge.protocol import ActionError, make_protocol
+from robocup3d_motion.robots import robot_spec
+
+__all__ = ['DEFAULT_PORTS', 'BridgeNode', 'main']
+
+DEFAULT_PORTS = {'mujoco': 60000, 'simspark': 3100}
+
+
+class BridgeNode(Node):
+    """Connects to the server and turns each server message into ROS messages."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__('bridge', **kwargs)
+        server = self.declare_parameter('server', 'mujoco').value
+        host = self.declare_parameter('host', '127.0.0.1').value
+        port = self.declare_parameter('port', 0).value or DEFAULT_PORTS.get(server, 60000)
+        self.team = self.declare_parameter('team', 'robocup3d').value
+        self.unum = int(self.declare_parameter('unum', 1).value)
+        robot = self.declare_parameter('robot', 'T1' if server == 'mujoco' else 'nao').value
+        robot_type = int(self.declare_parameter('robot_type', 0).value)
+        reply_timeout = float(self.declare_parameter('reply_timeout', 0.012).value)
+        self.publish_clock = bool(self.declare_parameter('publish_clock', False).value)
+        self.publish_raw = bool(self.declare_parameter('publish_raw', True).value)
+        prefix = self.declare_parameter('frame_prefix', '').value
+        if not prefix:
+            prefix = self.get_namespace().strip('/') + '/' if self.get_namespace() != '/' else ''
+
+        self.robot = robot_spec(server, robot, robot_type)  # raises ValueError on a wrong config
+        self.protocol = make_protocol(self.robot, self.team, self.unum)
+        self.torso_frame = f'{prefix}torso'
+        self.camera_frame = f'{prefix}camera'
+        self.foot_frames = {f: f'{prefix}{f}' for f in self.robot.feet}
+        self._kp: dict[str, float] = {}
+        self._kd: dict[str, float] = {}
+        self._last_game: tuple | None = None
+        self._game_age = 0
+
+        self.pub_joints = self.create_publisher(JointState, 'joint_states', 1)
+        self.pub_imu = self.create_publisher(Imu, 'imu', 1)
+        self.pub_feet = {f: self.create_publisher(WrenchStamped, f'foot_contacts/{f}', 1) for f in self.robot.feet}
+        self.pub_vision = self.create_publisher(MarkerArray, 'vision/objects', 1)
+        self.pub_ball = self.create_publisher(PointStamped, 'vision/ball', 1)
+        self.pub_game = self.create_publisher(String, 'game_state', LATCHED)
+        self.pub_hear = self.create_publisher(String, 'hear', 10)
+        self.pub_gt = self.create_publisher(PoseStamped, 'ground_truth/pose', 1)
+        self.pub_gt_ball = self.create_publisher(PointStamped, 'ground_truth/ball', 1)
+        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 1)
+        self.pub_raw_out = self.create_publisher(String, 'raw/action', 1)
+        self.pub_clock = self.create_publisher(Clock, '/clock', 1) if self.publish_clock else None
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 1)
+
+        self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 1)
+        self.create_subscription(JointState, 'joint_gains', self._on_joint_gains, LATCHED)
+        self.create_subscription(Pose2D, 'beam', self._on_beam, 1)
+        self.create_subscription(String, 'say', self._on_say, 1)
+        self.create_timer(1.0, self._publish_diagnostics)
+
+        self.loop = AgentLoop(
+            self.protocol,
+            ServerLink(host, port),
+            on_percept=self._on_percept,
+            on_action=self._on_action if self.publish_raw else None,
+            reply_timeout=reply_timeout,
+            log=_RosLogger(self),
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self.loop.run, args=(self._stop,), name='server-link', daemon=True)
+        self._thread.start()
+        self.get_logger().info(f'bridge for {self.team} #{self.unum} ({self.robot.name}) -> {server} {host}:{port}')
+
+    # -- server -> ROS (runs in the link thread) -------------------------------------
+
+    def _on_percept(self, p: Percept, raw: str) -> None:
+        t = p.time if p.time is not None else 0.0
+        stamp = conv.stamp_from_seconds(t)
+        if self.pub_clock is not None:
+            self.pub_clock.publish(Clock(clock=stamp))
+        if p.joint_positions:
+            self.pub_joints.publish(conv.joint_state_msg(p, stamp, self.robot.joint_names))
+        if p.gyro is not None or p.accel is not None:
+            self.pub_imu.publish(conv.imu_msg(p, stamp, self.torso_frame))
+        for foot, pub in self.pub_feet.items():
+            pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
+        if p.vision is not None:
+            self.pub_vision.publish(conv.vision_markers(p.vision, stamp, self.camera_frame))
+            ball = conv.ball_point(p.vision, stamp, self.camera_frame)
+            if ball is not None:
+                self.pub_ball.publish(ball)
+            gt_ball = conv.ground_truth_ball(p, stamp)
+            if gt_ball is not None:
+                self.pub_gt_ball.publish(gt_ball)
+        gt = conv.ground_truth_pose(p, stamp)
+        if gt is not None:
+            self.pub_gt.publish(gt)
+        for msg in conv.hear_msgs(p):
+            self.pub_hear.publish(msg)
+        self._maybe_publish_game(p)
+        if self.publish_raw:
+            self.pub_raw_in.publish(String(data=raw))
+
+    def _maybe_publish_game(self, p: Percept) -> None:
+        if p.game is None:
+            return
+        state = conv.game_state_dict(p, self.protocol.side.value, self.team, self.unum)
+        key = (state['play_mode'], state['score_left'], state['score_right'], state['side'])
+        self._game_age += 1
+        if key != self._last_game or self._game_age >= 50:
+            self._last_game = key
+            self._game_age = 0
+            self.pub_game.publish(String(data=json.dumps(state)))
+
+    def _on_action(self, text: str) -> None:
+        self.pub_raw_out.publish(String(data=text))
+
+    # -- ROS -> server ----------------------------------------------------------------
+
+    def _on_joint_commands(self, msg: JointState) -> None:
+        self.loop.submit_joints(conv.joint_command_from_msg(msg, self._kp, self._kd))
+
+    def _on_joint_gains(self, msg: JointState) -> None:
+        names = list(msg.name)
+        if len(msg.position) != len(names) or len(msg.velocity) != len(names):
+            self.get_logger().error('joint_gains needs kp in position and kd in velocity for every name; ignored')
+            return
+        self._kp = dict(zip(names, msg.position, strict=True))
+        self._kd = dict(zip(names, msg.velocity, strict=True))
+
+    def _on_beam(self, msg: Pose2D) -> None:
+        try:
+            self.loop.request_beam(msg.x, msg.y, msg.theta)
+        except ActionError as exc:
+            self.get_logger().error(f'beam refused: {exc}')
+
+    def _on_say(self, msg: String) -> None:
+        try:
+            self.loop.request_say(msg.data)
+        except ActionError as exc:
+            self.get_logger().error(f'say refused: {exc}')
+
+    def _publish_diagnostics(self) -> None:
+        s = self.loop.stats
+        lat = np.array(s.latencies) * 1e3 if s.latencies else np.zeros(1)
+        values = {
+            'cycles': s.cycles,
+            'replies_on_time': s.replies_on_time,
+            'replies_fallback': s.replies_fallback,
+            'parse_errors': s.parse_errors,
+            'perceptor_errors': s.perceptor_errors,
+            'unknown_perceptors': s.unknown_perceptors,
+            'action_errors': s.action_errors,
+            'connects': s.connects,
+            'side': self.protocol.side.value,
+            'latency_p50_ms': f'{np.percentile(lat, 50):.3f}',
+            'latency_p99_ms': f'{np.percentile(lat, 99):.3f}',
+        }
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.OK if self.loop.link.connected else DiagnosticStatus.WARN,
+            name=f'{self.get_namespace().rstrip("/")}/bridge',
+            message='connected' if self.loop.link.connected else 'not connected',
+            hardware_id=f'{self.team}/{self.unum}',
+            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+        )
+        arr = DiagnosticArray(status=[status])
+        arr.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(arr)
+
+    def destroy_node(self) -> None:
+        """Stop the link thread, then the node."""
+        self._stop.set()
+        self.loop.link.close()
+        self._thread.join(timeout=2.0)
+        super().destroy_node()
+
+
+class _RosLogger:
+    """Adapts the node's logger to the ``logging`` calls the core makes."""
+
+    def __init__(self, node: Node) -> None:
+        self._log = node.get_logger()
+
+    def info(self, msg: str, *args: object) -> None:
+        self._log.info(msg % args if args else msg)
+
+    def warning(self, msg: str, *args: object) -> None:
+        self._log.warning(msg % args if args else msg, throttle_duration_sec=1.0)
+
+    def error(self, msg: str, *args: object) -> None:
+        self._log.error(msg % args if args else msg, throttle_duration_sec=1.0)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run the bridge node alone."""
+    raise SystemExit(spin_nodes([BridgeNode], args))

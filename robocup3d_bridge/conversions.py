@@ -1,0 +1,251 @@
+"""Percept <-> ROS message conversion for the bridge (standard message types only).
+
+Frames (REP-103/105): ``<prefix>torso`` is the robot base (x forward, y left,
+z up), ``<prefix>camera`` the camera (same axes), ``world`` the field
+(origin at the centre, +x towards the right goal as the server defines it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Point, PointStamped, PoseStamped, WrenchStamped
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from robocup3d_bridge.percept import ForceResistance, Percept, Polar, Vision
+from robocup3d_bridge.protocol import JointCommand
+
+__all__ = [
+    'ball_point',
+    'game_state_dict',
+    'ground_truth_ball',
+    'ground_truth_pose',
+    'hear_msgs',
+    'imu_msg',
+    'joint_command_from_msg',
+    'joint_state_msg',
+    'polar_to_point',
+    'seconds_from_stamp',
+    'stamp_from_seconds',
+    'vision_markers',
+    'wrench_msg',
+]
+
+
+def stamp_from_seconds(t: float) -> Time:
+    """A ``builtin_interfaces/Time`` from seconds."""
+    sec = math.floor(t)
+    return Time(sec=int(sec), nanosec=round((t - sec) * 1e9) % 1_000_000_000)
+
+
+def seconds_from_stamp(stamp: Time) -> float:
+    """Seconds from a ``builtin_interfaces/Time``."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def polar_to_point(p: Polar) -> Point:
+    """Camera-frame point (x forward, y left, z up) from a polar observation."""
+    ce = math.cos(p.elevation)
+    return Point(
+        x=p.distance * ce * math.cos(p.azimuth),
+        y=p.distance * ce * math.sin(p.azimuth),
+        z=p.distance * math.sin(p.elevation),
+    )
+
+
+def joint_state_msg(p: Percept, stamp: Time, names: tuple[str, ...]) -> JointState:
+    """``sensor_msgs/JointState`` in the robot's joint order (rad, rad/s)."""
+    msg = JointState()
+    msg.header.stamp = stamp
+    pos = p.joint_positions
+    present = [n for n in names if n in pos]
+    msg.name = present
+    msg.position = [pos[n] for n in present]
+    if p.joint_velocities:
+        vel = p.joint_velocities
+        msg.velocity = [vel.get(n, 0.0) for n in present]
+    return msg
+
+
+def imu_msg(p: Percept, stamp: Time, frame: str) -> Imu:
+    """``sensor_msgs/Imu`` with rates and accelerations; orientation unknown (covariance -1)."""
+    msg = Imu()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    msg.orientation_covariance[0] = -1.0
+    if p.gyro is not None:
+        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = p.gyro
+    if p.accel is not None:
+        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = p.accel
+    return msg
+
+
+def wrench_msg(frp: ForceResistance | None, stamp: Time, frame: str) -> WrenchStamped:
+    """Foot contact as a wrench at the foot frame origin: force ``f`` and torque ``c x f``.
+
+    No contact gives a zero wrench; the centre of pressure is recovered as
+    ``(-torque.y / force.z, torque.x / force.z)``.
+    """
+    msg = WrenchStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    if frp is not None:
+        (cx, cy, cz), (fx, fy, fz) = frp.c, frp.f
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = fx, fy, fz
+        msg.wrench.torque.x = cy * fz - cz * fy
+        msg.wrench.torque.y = cz * fx - cx * fz
+        msg.wrench.torque.z = cx * fy - cy * fx
+    return msg
+
+
+_COLORS = {
+    'landmark': ColorRGBA(r=1.0, g=1.0, b=0.0, a=1.0),
+    'ball': ColorRGBA(r=1.0, g=0.5, b=0.0, a=1.0),
+    'player': ColorRGBA(r=0.2, g=0.4, b=1.0, a=1.0),
+    'line': ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0),
+}
+
+
+def _marker(ns: str, mid: int, mtype: int, stamp: Time, frame: str, color: str) -> Marker:
+    m = Marker()
+    m.header.stamp = stamp
+    m.header.frame_id = frame
+    m.ns = ns
+    m.id = mid
+    m.type = mtype
+    m.action = Marker.ADD
+    m.pose.orientation.w = 1.0
+    m.scale.x = m.scale.y = m.scale.z = 0.1
+    m.color = _COLORS[color]
+    m.lifetime.nanosec = 200_000_000
+    return m
+
+
+def vision_markers(v: Vision, stamp: Time, frame: str) -> MarkerArray:
+    """Everything seen, as markers in the camera frame.
+
+    ``ns`` names the object: ``landmark/<name>``, ``ball``, ``player/<team>/<unum>/<part>``
+    and ``lines`` (one LINE_LIST); so the array is both drawable and machine-readable.
+    """
+    out = MarkerArray()
+    markers = out.markers
+    for i, (name, pol) in enumerate(v.landmarks.items()):
+        m = _marker(f'landmark/{name}', i, Marker.SPHERE, stamp, frame, 'landmark')
+        m.pose.position = polar_to_point(pol)
+        markers.append(m)
+    if v.ball is not None:
+        m = _marker('ball', 0, Marker.SPHERE, stamp, frame, 'ball')
+        m.pose.position = polar_to_point(v.ball)
+        markers.append(m)
+    for s in v.players:
+        for j, (part, pol) in enumerate(s.parts.items()):
+            m = _marker(f'player/{s.team}/{s.unum}/{part}', j, Marker.CUBE, stamp, frame, 'player')
+            m.pose.position = polar_to_point(pol)
+            markers.append(m)
+    if v.lines:
+        m = _marker('lines', 0, Marker.LINE_LIST, stamp, frame, 'line')
+        m.scale.x = 0.03
+        for a, b in v.lines:
+            m.points.append(polar_to_point(a))
+            m.points.append(polar_to_point(b))
+        markers.append(m)
+    return out
+
+
+def ball_point(v: Vision, stamp: Time, frame: str) -> PointStamped | None:
+    """The seen ball as a camera-frame point, or ``None`` when not seen."""
+    if v.ball is None:
+        return None
+    msg = PointStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    msg.point = polar_to_point(v.ball)
+    return msg
+
+
+def game_state_dict(p: Percept, side: str, team: str, unum: int) -> dict:
+    """Game state as a plain dict (published as JSON on ``game_state``)."""
+    g = p.game
+    return {
+        'time': p.time,
+        'game_time': g.game_time if g else None,
+        'play_mode': g.play_mode if g else None,
+        'score_left': g.score_left if g else None,
+        'score_right': g.score_right if g else None,
+        'side': side,
+        'team': team,
+        'unum': unum,
+        'team_left': g.team_left if g else None,
+        'team_right': g.team_right if g else None,
+    }
+
+
+def hear_msgs(p: Percept) -> list[String]:
+    """Heard messages as JSON strings: team, time, direction (rad or null), self, text, hex bytes."""
+    return [
+        String(
+            data=json.dumps(
+                {
+                    'team': h.team,
+                    'time': h.time,
+                    'direction': h.direction,
+                    'self': h.is_self,
+                    'text': h.text,
+                    'hex': h.data.hex(),
+                }
+            )
+        )
+        for h in p.hear
+    ]
+
+
+def ground_truth_pose(p: Percept, stamp: Time) -> PoseStamped | None:
+    """Server ground truth of the robot (MJ torso pose, or SimSpark mypos/myorien)."""
+    msg = PoseStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = 'world'
+    if p.torso_position is not None:
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = p.torso_position
+        if p.torso_orientation is not None:
+            o = msg.pose.orientation
+            o.w, o.x, o.y, o.z = p.torso_orientation
+        return msg
+    v = p.vision
+    if v is not None and v.my_position is not None:
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = v.my_position
+        yaw = v.my_orientation or 0.0
+        msg.pose.orientation.z = math.sin(yaw / 2)
+        msg.pose.orientation.w = math.cos(yaw / 2)
+        return msg
+    return None
+
+
+def ground_truth_ball(p: Percept, stamp: Time) -> PointStamped | None:
+    """SimSpark's ``ballpos`` ground truth, when the server sends it."""
+    v = p.vision
+    if v is None or v.ball_position is None:
+        return None
+    msg = PointStamped()
+    msg.header.stamp = stamp
+    msg.header.frame_id = 'world'
+    msg.point.x, msg.point.y, msg.point.z = v.ball_position
+    return msg
+
+
+def joint_command_from_msg(msg: JointState, kp: dict[str, float], kd: dict[str, float]) -> JointCommand:
+    """A ``joint_commands`` message (position rad, velocity rad/s, effort N m) plus gains."""
+    names = list(msg.name)
+    cmd = JointCommand()
+    if len(msg.position) == len(names):
+        cmd.position = dict(zip(names, msg.position, strict=True))
+        cmd.kp = {n: kp.get(n, 0.0) for n in names}
+        cmd.kd = {n: kd.get(n, 0.0) for n in names}
+    if len(msg.velocity) == len(names):
+        cmd.velocity = dict(zip(names, msg.velocity, strict=True))
+    if len(msg.effort) == len(names):
+        cmd.effort = dict(zip(names, msg.effort, strict=True))
+    return cmd

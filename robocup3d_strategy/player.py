@@ -1,0 +1,77 @@
+"""One player in one process: bridge, motion and strategy nodes on one executor.
+
+``robocup3d player --server mujoco --team A --unum 1`` (or ``--separate`` to
+start only the bridge, when the other nodes run in processes of their own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rclpy.parameter import Parameter
+
+from robocup3d_bridge.bridge_node import DEFAULT_PORTS, BridgeNode
+from robocup3d_bridge.node_main import spin_nodes
+from robocup3d_motion.motion_node import MotionNode
+from robocup3d_strategy.strategy_node import StrategyNode
+
+__all__ = ['main', 'player_namespace', 'player_parser']
+
+
+def player_namespace(team: str, unum: int) -> str:
+    """The ROS namespace of a player: ``/<team>/p<unum>``."""
+    return f'/{team}/p{unum}'
+
+
+def player_parser() -> argparse.ArgumentParser:
+    """Arguments shared by ``robocup3d player`` and the team runner."""
+    p = argparse.ArgumentParser(prog='robocup3d player', description='Run one player (all its nodes, one process).')
+    p.add_argument('--server', choices=('mujoco', 'simspark'), default='mujoco')
+    p.add_argument('--host', default='127.0.0.1')
+    p.add_argument('--port', type=int, default=0, help='agent port (default: 60000 mujoco, 3100 simspark)')
+    p.add_argument('--team', default='robocup3d')
+    p.add_argument('--unum', type=int, default=1)
+    p.add_argument('--robot', default='', help='T1 or K1 on mujoco; nao on simspark')
+    p.add_argument('--type', dest='robot_type', type=int, default=0, help='Nao heterogeneous type 0-4')
+    p.add_argument('--publish-clock', action='store_true', help='publish /clock from server time')
+    p.add_argument('--no-raw', action='store_true', help='do not publish raw/percept and raw/action')
+    p.add_argument('--bridge-only', action='store_true', help='run only the bridge node')
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``robocup3d player``."""
+    args, ros_args = player_parser().parse_known_args(argv)
+    robot = args.robot or ('T1' if args.server == 'mujoco' else 'nao')
+    common = [
+        Parameter('server', value=args.server),
+        Parameter('robot', value=robot),
+        Parameter('robot_type', value=args.robot_type),
+        Parameter('unum', value=args.unum),
+    ]
+    bridge_params = [
+        *common,
+        Parameter('host', value=args.host),
+        Parameter('port', value=args.port or DEFAULT_PORTS[args.server]),
+        Parameter('team', value=args.team),
+        Parameter('publish_clock', value=args.publish_clock),
+        Parameter('publish_raw', value=not args.no_raw),
+    ]
+    ns = player_namespace(args.team, args.unum)
+
+    def bridge(**kw: object) -> BridgeNode:
+        return BridgeNode(namespace=ns, parameter_overrides=bridge_params)
+
+    def motion(**kw: object) -> MotionNode:
+        return MotionNode(namespace=ns, parameter_overrides=common)
+
+    def strategy(**kw: object) -> StrategyNode:
+        return StrategyNode(namespace=ns, parameter_overrides=common)
+
+    factories = [bridge] if args.bridge_only else [bridge, motion, strategy]
+    return spin_nodes(factories, [sys.argv[0], *ros_args])
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,190 @@
+"""Start, supervise and stop a team of player processes (``robocup3d team``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_strategy.ros_env import ros_environment
+from robocup3d_strategy.team_config import PlayerConfig, TeamConfig, parse_team_config
+
+__all__ = ['TeamRunner', 'main']
+
+
+@dataclass
+class _Proc:
+    player: PlayerConfig
+    popen: subprocess.Popen | None = None
+    restarts: int = 0
+    started: float = 0.0
+    log: Path | None = None
+
+
+@dataclass
+class TeamRunner:
+    """Runs one process per player; restarts a player whose process dies."""
+
+    config: TeamConfig
+    log_dir: Path
+    env: dict[str, str] = field(default_factory=ros_environment)
+    extra_args: list[str] = field(default_factory=list)
+    max_restarts: int = 5
+    clock_player: int | None = None  # which player publishes /clock
+    _procs: list[_Proc] = field(default_factory=list)
+
+    def command(self, p: PlayerConfig) -> list[str]:
+        """The command line that starts player ``p``."""
+        c = self.config
+        cmd = [
+            sys.executable,
+            '-m',
+            'robocup3d_strategy.player',
+            '--server',
+            c.server,
+            '--host',
+            c.host,
+            '--port',
+            str(c.port),
+            '--team',
+            c.team,
+            '--unum',
+            str(p.unum),
+            '--robot',
+            p.robot,
+            '--type',
+            str(p.robot_type),
+            *self.extra_args,
+        ]
+        if p.unum == self.clock_player:
+            cmd.append('--publish-clock')
+        return cmd
+
+    def start(self, stagger: float = 0.1) -> None:
+        """Start every player (goalie first)."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for p in self.config.players:
+            proc = _Proc(p, log=self.log_dir / f'{self.config.team}_p{p.unum}.log')
+            self._spawn(proc)
+            self._procs.append(proc)
+            time.sleep(stagger)
+
+    def _spawn(self, proc: _Proc) -> None:
+        with open(proc.log, 'ab') as log:
+            proc.popen = subprocess.Popen(
+                self.command(proc.player), stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+            )
+        proc.started = time.monotonic()
+
+    def poll(self) -> list[str]:
+        """Restart players whose process ended; return what happened, one line each."""
+        events = []
+        for proc in self._procs:
+            if proc.popen is None or proc.popen.poll() is None:
+                continue
+            code = proc.popen.returncode
+            if proc.restarts >= self.max_restarts:
+                continue
+            proc.restarts += 1
+            events.append(
+                f'{self.config.team} #{proc.player.unum} exited with {code}; restart {proc.restarts}'
+                f'/{self.max_restarts} (log: {proc.log})'
+            )
+            self._spawn(proc)
+        return events
+
+    @property
+    def restarts(self) -> dict[int, int]:
+        """Restarts per player number."""
+        return {p.player.unum: p.restarts for p in self._procs}
+
+    @property
+    def pids(self) -> list[int]:
+        """PIDs of the running player processes."""
+        return [p.popen.pid for p in self._procs if p.popen is not None and p.popen.poll() is None]
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGINT every player, then SIGKILL what is left after ``timeout``."""
+        for p in self._procs:
+            if p.popen is not None and p.popen.poll() is None:
+                os.killpg(p.popen.pid, signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        for p in self._procs:
+            if p.popen is None:
+                continue
+            try:
+                p.popen.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.popen.pid, signal.SIGKILL)
+                p.popen.wait()
+
+
+def team_parser() -> argparse.ArgumentParser:
+    """Arguments of ``robocup3d team``."""
+    p = argparse.ArgumentParser(prog='robocup3d team', description='Put a team on a server and supervise it.')
+    p.add_argument('--server', choices=('mujoco', 'simspark'), default=None)
+    p.add_argument('--config', default=None, help='team YAML (default: team_<server>.yaml from config/)')
+    p.add_argument('--host', default=None)
+    p.add_argument('--port', type=int, default=None)
+    p.add_argument('--team', default=None, help='team name (overrides the config)')
+    p.add_argument('--players', type=int, default=None, help='only the first N players of the config')
+    p.add_argument('--log-dir', default='runs/team', help='where player logs go')
+    p.add_argument('--no-raw', action='store_true', help='players do not publish raw strings')
+    return p
+
+
+def load_team(args: argparse.Namespace) -> TeamConfig:
+    """Team config from the arguments (file, then overrides), validated."""
+    server = args.server or 'mujoco'
+    data = dict(load_config(args.config or f'team_{server}.yaml'))
+    if args.server:
+        data['server'] = args.server
+    for key in ('host', 'port', 'team'):
+        if getattr(args, key) is not None:
+            data[key] = getattr(args, key)
+    if args.players is not None:
+        players = data.get('players')
+        keys = sorted(int(k) for k in (players if isinstance(players, (dict, list)) else []))[: args.players]
+        data['players'] = {k: players[k] if isinstance(players, dict) else {} for k in keys}
+    cfg = parse_team_config(data)
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``robocup3d team``: run until Ctrl-C or SIGTERM."""
+    args = team_parser().parse_args(argv)
+    try:
+        cfg = load_team(args)
+    except ConfigError as exc:
+        print(f'robocup3d team: {exc}', file=sys.stderr)
+        return 2
+    runner = TeamRunner(cfg, Path(args.log_dir), extra_args=['--no-raw'] if args.no_raw else [])
+    stop = False
+
+    def _stop(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    print(
+        f'robocup3d team: {cfg.team}, {len(cfg.players)} players on {cfg.server} {cfg.host}:{cfg.port}, '
+        f'ROS_DOMAIN_ID={runner.env["ROS_DOMAIN_ID"]}, logs in {args.log_dir}',
+        flush=True,
+    )
+    runner.start()
+    try:
+        while not stop:
+            for line in runner.poll():
+                print(f'robocup3d team: {line}', flush=True)
+            time.sleep(0.5)
+    finally:
+        runner.stop()
+        print('robocup3d team: stopped', flush=True)
+    return 0
