@@ -1,0 +1,57 @@
+"""The ``robocup3d`` command: one entry point, one subcommand per job."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+__all__ = ['main']
+
+
+def _player(argv: list[str]) -> int:
+    from robocup3d_strategy.player import main as run  # noqa: PLC0415 - rclpy only for commands that need it
+
+    return run(argv)
+
+
+def _team(argv: list[str]) -> int:
+    from robocup3d_strategy.team_runner import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+def _match(argv: list[str]) -> int:
+    from robocup3d_strategy.match import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+def _inspect(argv: list[str]) -> int:
+    from robocup3d_bridge.inspect_capture import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
+    'match': (_match, 'start RCSSServerMJ (or use a running server) and play two of our teams'),
+    'team': (_team, 'put one team on a server and supervise it'),
+    'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
+    'inspect': (_inspect, 'decode a capture file (one server message per line)'),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Dispatch ``robocup3d <command> ...``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ('-h', '--help') or argv[0] not in COMMANDS:
+        width = max(map(len, COMMANDS))
+        lines = [f'  {name:<{width}}  {text}' for name, (_, text) in COMMANDS.items()]
+        print('usage: robocup3d <command> [options]\n\ncommands:\n' + '\n'.join(lines))
+        print('\nrun "robocup3d <command> --help" for the options of a command')
+        return 0 if argv and argv[0] in ('-h', '--help') else 2
+    run, _ = COMMANDS[argv[0]]
+    return run(argv[1:]) or 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

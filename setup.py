@@ -1,0 +1,48 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'robocup3d'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*', 'bench']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/scripts', ['scripts/start.sh', 'scripts/kill.sh']),
+    ],
+    install_requires=['setuptools', 'numpy', 'PyYAML'],
+    extras_require={
+        'ros': [
+            'ros-rclpy[fastrtps]',
+            'ros-std-msgs',
+            'ros-sensor-msgs',
+            'ros-geometry-msgs',
+            'ros-visualization-msgs',
+            'ros-nav-msgs',
+            'ros-rosgraph-msgs',
+            'ros-diagnostic-msgs',
+        ],
+        'mujoco': ['rcsssmj'],
+        'test': ['pytest', 'hypothesis', 'ruff'],
+    },
+    zip_safe=True,
+    maintainer='robocup3d developers',
+    maintainer_email='robocup3d@example.org',
+    description='A RoboCup 3D Soccer Simulation team as a ROS 2 node graph (rcssserver3d and RCSSServerMJ).',
+    license='Apache-2.0',
+    python_requires='>=3.10',
+    entry_points={
+        'console_scripts': [
+            'robocup3d = robocup3d_strategy.cli:main',
+            'bridge_node = robocup3d_bridge.bridge_node:main',
+            'motion_node = robocup3d_motion.motion_node:main',
+            'strategy_node = robocup3d_strategy.strategy_node:main',
+            'player = robocup3d_strategy.player:main',
+        ],
+    },
+)
