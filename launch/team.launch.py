@@ -1,0 +1,56 @@
+"""A whole team from a team config file (same files and rules as ``robocup3d team``).
+
+    ros2 launch robocup3d team.launch.py server:=simspark
+    ros2 launch robocup3d team.launch.py config:=/path/to/my_team.yaml team:=Other
+
+Each player runs composed in one process (``player`` executable), in namespace
+/<team>/p<unum>; player 1 publishes /clock.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from robocup3d_bridge.config_files import load_config
+from robocup3d_strategy.team_config import parse_team_config
+
+ARGS = {
+    'server': ('mujoco', 'mujoco (RCSSServerMJ) or simspark (rcssserver3d)'),
+    'config': ('', 'team YAML; empty: team_<server>.yaml from the package config'),
+    'host': ('', 'override the config host'),
+    'port': ('0', 'override the config port (0: keep)'),
+    'team': ('', 'override the team name'),
+    'publish_raw': ('false', 'players publish raw/percept and raw/action'),
+}
+
+
+def _team(context, *_):
+    v = {k: LaunchConfiguration(k).perform(context) for k in ARGS}
+    data = dict(load_config(v['config'] or f'team_{v["server"]}.yaml'))
+    data['server'] = v['server']
+    if v['host']:
+        data['host'] = v['host']
+    if int(v['port']):
+        data['port'] = int(v['port'])
+    if v['team']:
+        data['team'] = v['team']
+    cfg = parse_team_config(data)  # raises with a clear message on a config that breaks the rules
+    nodes = []
+    for p in cfg.players:
+        args = ['--server', cfg.server, '--host', cfg.host, '--port', str(cfg.port), '--team', cfg.team,
+                '--unum', str(p.unum), '--robot', p.robot, '--type', str(p.robot_type)]
+        if p.unum == cfg.players[0].unum:
+            args.append('--publish-clock')
+        if v['publish_raw'] not in ('1', 'true', 'True'):
+            args.append('--no-raw')
+        nodes.append(Node(package='robocup3d', executable='player', name=f'player{p.unum}', arguments=args,
+                          output='screen', respawn=True, respawn_delay=1.0))
+    return nodes
+
+
+def generate_launch_description():
+    return LaunchDescription(
+        [DeclareLaunchArgument(k, default_value=d, description=h) for k, (d, h) in ARGS.items()]
+        + [OpaqueFunction(function=_team)]
+    )

@@ -1,0 +1,252 @@
+"""``robocup3d match``: a whole match on the embedded RCSSServerMJ, with a result summary.
+
+Starts the server headless on loopback (unless ``--no-server``), connects as the
+monitor/trainer, puts two of our teams on the field, gives the kick-off, plays for
+``--duration`` seconds of game time and prints what happened: score, play modes,
+per-player cycles, late replies, latency and restarts. Everything it started is
+stopped at the end, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from robocup3d_bridge.link import LinkDown
+from robocup3d_bridge.percept import Dialect
+from robocup3d_bridge.trainer import TrainerClient
+from robocup3d_strategy.ros_env import ros_environment
+from robocup3d_strategy.team_config import PlayerConfig, TeamConfig
+from robocup3d_strategy.team_runner import TeamRunner
+
+__all__ = ['MatchResult', 'free_port', 'main', 'start_mujoco_server']
+
+
+@dataclass
+class MatchResult:
+    """What a match produced."""
+
+    teams: tuple[str, str]
+    score: tuple[int, int] = (0, 0)
+    play_modes: list[str] = field(default_factory=list)
+    game_time: float = 0.0
+    wall_time: float = 0.0
+    players: dict[str, dict[str, str]] = field(default_factory=dict)  # from /diagnostics
+    restarts: dict[str, int] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def start_mujoco_server(run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None,
+                        env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``."""
+    exe = shutil.which('rcssservermj') or str(Path(sys.executable).parent / 'rcssservermj')
+    if not Path(exe).exists():
+        raise FileNotFoundError('rcssservermj not found: pip install rcsssmj')
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cmd = [exe, '--host', '127.0.0.1', '--aport', str(agent_port), '--mport', str(monitor_port), '--no-render',
+           *(extra or [])]
+    with open(run_dir / 'server.out', 'ab') as out:
+        return subprocess.Popen(cmd, cwd=run_dir, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+
+
+def connect_trainer(port: int, dialect: Dialect, timeout: float = 15.0) -> TrainerClient:
+    """Connect to the monitor port and wait for the first monitor message.
+
+    RCSSServerMJ must have stepped once before an agent connects (an earlier agent
+    crashes its simulation thread), which its first monitor message proves.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        trainer = TrainerClient('127.0.0.1', port, dialect)
+        try:
+            trainer.connect()
+            trainer.wait_for(lambda s: s.messages > 0, max(0.1, deadline - time.monotonic()))
+            return trainer
+        except (LinkDown, TimeoutError, OSError):
+            trainer.close()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f'no monitor stream on 127.0.0.1:{port} within {timeout} s') from None
+            time.sleep(0.2)
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
+    """SIGINT a process group, SIGKILL it after ``timeout``."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class _DiagnosticsWatcher:
+    """Collects the bridges' ``/diagnostics`` (cycles, late replies, latency) in this process."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = env['ROS_AUTOMATIC_DISCOVERY_RANGE']
+        os.environ['ROS_DOMAIN_ID'] = env['ROS_DOMAIN_ID']
+        import rclpy  # noqa: PLC0415 - after the domain is set for this process
+        from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
+
+        self._rclpy = rclpy
+        rclpy.init(args=[])
+        self.node = rclpy.create_node('match_observer')
+        self.latest: dict[str, dict[str, str]] = {}
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 50)
+
+    def _on_diag(self, msg: object) -> None:
+        for status in msg.status:
+            if status.name.endswith('/bridge'):
+                self.latest[status.name[: -len('/bridge')]] = {kv.key: kv.value for kv in status.values}
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self._rclpy.spin_once(self.node, timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        self._rclpy.try_shutdown()
+
+
+def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
+    return TeamConfig('mujoco', name, '127.0.0.1', port,
+                      tuple(PlayerConfig(u, robot) for u in range(1, players + 1)))
+
+
+def match_parser() -> argparse.ArgumentParser:
+    """Arguments of ``robocup3d match``."""
+    p = argparse.ArgumentParser(prog='robocup3d match', description=__doc__.splitlines()[0])
+    p.add_argument('--players', type=int, default=3, help='players per team (1-7; default 3 fits 2 cores)')
+    p.add_argument('--robot', choices=('T1', 'K1'), default='T1')
+    p.add_argument('--duration', type=float, default=30.0, help='seconds of play after the kick-off')
+    p.add_argument('--teams', nargs=2, default=('Robo3dA', 'Robo3dB'), metavar=('LEFT', 'RIGHT'))
+    p.add_argument('--run-dir', default='runs/match', help='server and player logs go here')
+    p.add_argument('--no-server', action='store_true', help='use a server that is already running')
+    p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
+    p.add_argument('--monitor-port', type=int, default=0, help='monitor port (default: free, or 60001)')
+    return p
+
+
+def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
+    """Play one match; always cleans up what it started."""
+    if not 1 <= args.players <= 7:
+        raise ValueError(f'--players must be 1-7 (ssim rules), got {args.players}')
+    env = ros_environment()
+    run_dir = Path(args.run_dir)
+    aport = args.port or (60000 if args.no_server else free_port())
+    mport = args.monitor_port or (60001 if args.no_server else free_port())
+    server = None if args.no_server else start_mujoco_server(run_dir, aport, mport, env=env)
+    runners: list[TeamRunner] = []
+    watcher = None
+    result = MatchResult(teams=tuple(args.teams))
+    t0 = time.monotonic()
+    try:
+        trainer = connect_trainer(mport, Dialect.MUJOCO)
+        log(f'server up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
+        watcher = _DiagnosticsWatcher(env)
+        for i, name in enumerate(args.teams):
+            runner = TeamRunner(_team(name, aport, args.players, args.robot), run_dir, env=env,
+                                extra_args=['--no-raw'], clock_player=1 if i == 0 else None)
+            runner.start(stagger=0.3)
+            runners.append(runner)
+            _wait(trainer, watcher, 4.0)  # the left team must be in before the right one joins
+        _wait_players(trainer, watcher, 2 * args.players, timeout=60.0, log=log)
+        log(f'{len(watcher.latest)} players connected; kick-off {args.teams[0]}')
+        trainer.kick_off('Left')
+        start_time = trainer.state.game_time
+        modes = [trainer.state.play_mode]
+        end = time.monotonic() + args.duration + 30.0
+        while trainer.state.game_time - start_time < args.duration and time.monotonic() < end:
+            _wait(trainer, watcher, 0.5)
+            if trainer.state.play_mode != modes[-1]:
+                modes.append(trainer.state.play_mode)
+                log(f'  {trainer.state.game_time:7.2f} s  {trainer.state.play_mode}  '
+                    f'{trainer.state.score_left}:{trainer.state.score_right}')
+            for r in runners:
+                for line in r.poll():
+                    log(f'  {line}')
+        s = trainer.state
+        result.score = (s.score_left, s.score_right)
+        result.play_modes = modes
+        result.game_time = s.game_time - start_time
+        watcher.spin_for(1.2)
+        result.players = dict(sorted(watcher.latest.items()))
+        result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
+        trainer.close()
+    finally:
+        for r in runners:
+            r.stop()
+        if watcher is not None:
+            watcher.close()
+        if server is not None:
+            stop_process(server)
+        result.wall_time = time.monotonic() - t0
+    return result
+
+
+def _wait(trainer: TrainerClient, watcher: _DiagnosticsWatcher | None, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        trainer.poll(0.02)
+        if watcher is not None:
+            watcher.spin_for(0.03)
+
+
+def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, timeout: float,
+                  log: callable) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        ready = [k for k, v in watcher.latest.items() if int(v.get('cycles', '0')) > 0]
+        if len(ready) >= n:
+            return
+        _wait(trainer, watcher, 0.5)
+    log(f'warning: only {len(watcher.latest)} of {n} players reported within {timeout:.0f} s')
+
+
+def format_result(r: MatchResult) -> str:
+    """A human-readable summary."""
+    lines = [
+        '',
+        f'=== {r.teams[0]} {r.score[0]} : {r.score[1]} {r.teams[1]} ===',
+        f'played {r.game_time:.1f} s of game time in {r.wall_time:.1f} s; play modes: {" -> ".join(r.play_modes)}',
+        f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',
+    ]
+    for name, v in r.players.items():
+        errors = sum(int(v.get(k, '0')) for k in ('parse_errors', 'perceptor_errors', 'action_errors'))
+        lines.append(f'{name:<18}{v.get("cycles", "?"):>8}{v.get("replies_fallback", "?"):>7}'
+                     f'{v.get("latency_p50_ms", "?"):>8}{v.get("latency_p99_ms", "?"):>8}{errors:>8}'
+                     f'{r.restarts.get(name, 0):>9}')
+    return '\n'.join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``robocup3d match``."""
+    args = match_parser().parse_args(argv)
+    try:
+        result = run_match(args, log=lambda m: print(m, flush=True))
+    except (ValueError, FileNotFoundError, TimeoutError) as exc:
+        print(f'robocup3d match: {exc}', file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print('robocup3d match: interrupted', file=sys.stderr)
+        return 130
+    print(format_result(result), flush=True)
+    return 0 if result.players else 1
