@@ -14,6 +14,8 @@ setup(
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         ('share/' + package_name + '/scripts', ['scripts/start.sh', 'scripts/kill.sh']),
+        # `ros2 run` and launch_ros look in lib/<package>; pip users get the console scripts in bin.
+        ('lib/' + package_name, glob('scripts/ros/*')),
     ],
     install_requires=['setuptools', 'numpy', 'PyYAML'],
     extras_require={
