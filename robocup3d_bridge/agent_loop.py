@@ -174,14 +174,11 @@ class AgentLoop:
             self.stats.cycles += 1
             self._received_at = now
             self._deadline = now + self.reply_timeout
-            if self._first:
-                self._first = False
-                for msg in self.protocol.after_first_message():
-                    # The init goes out as this cycle's reply.
-                    self._send(msg + '(syn)')
-                self._pending = False
-            else:
-                self._pending = True
+            hello = self.protocol.after_first_message() if self._first else []
+            self._first = False
+            for msg in hello:  # SimSpark: the init goes out as this cycle's reply
+                self._send(msg + '(syn)')
+            self._pending = not hello  # MJ (no init here): the first cycle is answered like any other
         if percept is not None:
             self.on_percept(percept, text)
 

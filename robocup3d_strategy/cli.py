@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -50,7 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         print('\nrun "robocup3d <command> --help" for the options of a command')
         return 0 if argv and argv[0] in ('-h', '--help') else 2
     run, _ = COMMANDS[argv[0]]
-    return run(argv[1:]) or 0
+    try:
+        return run(argv[1:]) or 0
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == '__main__':

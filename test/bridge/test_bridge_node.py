@@ -158,6 +158,7 @@ class ReplayServer:
             if last:
                 self.finished.set()
             else:
+                time.sleep(0.1)  # the reply to the last message
                 conn.close()
 
     def _replay(self, conn: socket.socket, lines: list[bytes], hello: threading.Event) -> None:
