@@ -104,6 +104,7 @@ class BridgeNode(Node):
     def _on_percept(self, p: Percept, raw: str) -> None:
         t = p.time if p.time is not None else 0.0
         stamp = conv.stamp_from_seconds(t)
+        wanted = _has_subscribers
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
         if p.joint_positions:
@@ -112,21 +113,23 @@ class BridgeNode(Node):
             self.pub_imu.publish(conv.imu_msg(p, stamp, self.torso_frame))
         for foot, pub in self.pub_feet.items():
             pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
-        if p.vision is not None:
-            self.pub_vision.publish(conv.vision_markers(p.vision, stamp, self.camera_frame))
-            ball = conv.ball_point(p.vision, stamp, self.camera_frame)
-            if ball is not None:
-                self.pub_ball.publish(ball)
-            gt_ball = conv.ground_truth_ball(p, stamp)
-            if gt_ball is not None:
-                self.pub_gt_ball.publish(gt_ball)
-        gt = conv.ground_truth_pose(p, stamp)
-        if gt is not None:
-            self.pub_gt.publish(gt)
+        # Topics that are costly to build and often unwatched are built only when someone listens.
+        v = p.vision
+        if v is not None:
+            if wanted(self.pub_vision):
+                self.pub_vision.publish(conv.vision_markers(v, stamp, self.camera_frame))
+            if v.ball is not None and wanted(self.pub_ball):
+                self.pub_ball.publish(conv.ball_point(v, stamp, self.camera_frame))
+            if v.ball_position is not None and wanted(self.pub_gt_ball):
+                self.pub_gt_ball.publish(conv.ground_truth_ball(p, stamp))
+        if wanted(self.pub_gt):
+            gt = conv.ground_truth_pose(p, stamp)
+            if gt is not None:
+                self.pub_gt.publish(gt)
         for msg in conv.hear_msgs(p):
             self.pub_hear.publish(msg)
         self._maybe_publish_game(p)
-        if self.publish_raw:
+        if self.publish_raw and wanted(self.pub_raw_in):
             self.pub_raw_in.publish(String(data=raw))
 
     def _maybe_publish_game(self, p: Percept) -> None:
@@ -141,7 +144,8 @@ class BridgeNode(Node):
             self.pub_game.publish(String(data=json.dumps(state)))
 
     def _on_action(self, text: str) -> None:
-        self.pub_raw_out.publish(String(data=text))
+        if _has_subscribers(self.pub_raw_out):
+            self.pub_raw_out.publish(String(data=text))
 
     # -- ROS -> server ----------------------------------------------------------------
 
@@ -201,6 +205,10 @@ class BridgeNode(Node):
         self.loop.link.close()
         self._thread.join(timeout=2.0)
         super().destroy_node()
+
+
+def _has_subscribers(pub: object) -> bool:
+    return pub.get_subscription_count() > 0
 
 
 class _RosLogger:

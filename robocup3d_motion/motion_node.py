@@ -67,3 +67,7 @@ class MotionNode(Node):
 def main(args: list[str] | None = None) -> None:
     """Run the motion node alone."""
     raise SystemExit(spin_nodes([MotionNode], args))
+
+
+if __name__ == '__main__':
+    main()

@@ -53,7 +53,7 @@ _DOMAINS = iter(random.Random(os.getpid() ^ time.time_ns()).sample(range(1, 101)
 
 # --- the capture, read with regular expressions ---------------------------------------------------------------------
 
-NUM = r'(-?[\d.]+(?:e-?\d+)?)'
+NUM = r'(-?[\d.]+(?:e[-+]?\d+)?)'
 RE_TIME = re.compile(rf'\(time \(now {NUM}\)\)')
 RE_HJ_SIMSPARK = re.compile(rf'\(HJ \(n (\w+)\) \(ax {NUM}\)\)')
 RE_HJ_MUJOCO = re.compile(rf'\(HJ \(n q_(\w+)\)\(ax {NUM}\)\(vx {NUM}\)\)')
@@ -132,8 +132,13 @@ class ReplayServer:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self.go.set()
-        for s in [*self._conns, self._srv]:
-            s.close()
+        for conn in self._conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+            conn.close()
+        self._srv.close()
         self._thread.join(timeout=3)
 
     def from_conn(self, conn: int) -> list[Received]:
@@ -159,6 +164,7 @@ class ReplayServer:
                 self.finished.set()
             else:
                 time.sleep(0.1)  # the reply to the last message
+                conn.shutdown(socket.SHUT_RDWR)  # wakes our reader; a bare close() would not send FIN
                 conn.close()
 
     def _replay(self, conn: socket.socket, lines: list[bytes], hello: threading.Event) -> None:
