@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import cache
 
-from robocup3d_motion.robots import MUJOCO_ROBOTS, NAO_TYPES, _rcsssmj_robot_xml
+from robocup3d_motion.robots import MUJOCO_ROBOTS, NAO_TYPES, rcsssmj_robot_xml
 
 __all__ = [
     'NAO_GEOMETRY',
@@ -195,15 +195,35 @@ class _NaoBuilder:
         self.links: list[Link] = []
         self.anchor: dict[str, Vec3] = {}  # link name -> its frame origin, torso frame (REP-103)
 
-    def add(self, name: str, parent: str, joint: str, anchor_rsg: Vec3, axis_rsg: Vec3,
-            centre_rsg: Vec3, mass: float, inertia: tuple[float, ...]) -> None:
+    def add(
+        self,
+        name: str,
+        parent: str,
+        joint: str,
+        anchor_rsg: Vec3,
+        axis_rsg: Vec3,
+        centre_rsg: Vec3,
+        mass: float,
+        inertia: tuple[float, ...],
+    ) -> None:
         anchor, centre = _rsg(*anchor_rsg), _rsg(*centre_rsg)
         n = math.sqrt(sum(a * a for a in axis_rsg))
         axis = tuple(v + 0.0 for v in _rsg(*(a / n for a in axis_rsg))) if joint else (0.0, 0.0, 1.0)
         self.anchor[name] = anchor
         origin = _sub(anchor, self.anchor[parent]) if parent else anchor
-        self.links.append(Link(name, parent, joint, origin, _IDENTITY, axis, mass,  # type: ignore[arg-type]
-                               _sub(centre, anchor), tuple(inertia)))  # type: ignore[arg-type]
+        self.links.append(
+            Link(
+                name,
+                parent,
+                joint,
+                origin,
+                _IDENTITY,
+                axis,
+                mass,  # type: ignore[arg-type]
+                _sub(centre, anchor),
+                tuple(inertia),
+            )
+        )  # type: ignore[arg-type]
 
 
 @cache
@@ -216,40 +236,121 @@ def nao_body(robot_type: int = 0) -> Body:
     zero: Vec3 = (0.0, 0.0, 0.0)
     b.add('torso', '', '', zero, (0, 0, 1), zero, _TORSO_MASS, _box_inertia(_TORSO_MASS, _TORSO_BOX))
     neck = (0.0, 0.0, _NECK_Z)
-    b.add('neck', 'torso', 'hj1', neck, (0, 0, 1), neck, _NECK_MASS,
-          _capsule_inertia(_NECK_MASS, _NECK_RADIUS, _NECK_LENGTH))
+    b.add(
+        'neck',
+        'torso',
+        'hj1',
+        neck,
+        (0, 0, 1),
+        neck,
+        _NECK_MASS,
+        _capsule_inertia(_NECK_MASS, _NECK_RADIUS, _NECK_LENGTH),
+    )
     head = (0.0, 0.0, _NECK_Z + _HEAD_REL_NECK_Z)
-    b.add('head', 'neck', 'hj2', (0.0, 0.0, head[2] + _HJ2_ANCHOR_Z), (1, 0, 0), head, _HEAD_MASS,
-          _sphere_inertia(_HEAD_MASS, _HEAD_RADIUS))
+    b.add(
+        'head',
+        'neck',
+        'hj2',
+        (0.0, 0.0, head[2] + _HJ2_ANCHOR_Z),
+        (1, 0, 0),
+        head,
+        _HEAD_MASS,
+        _sphere_inertia(_HEAD_MASS, _HEAD_RADIUS),
+    )
     b.add('camera', 'head', '', head, (0, 0, 1), head, 0.0, (0.0,) * 6)  # RestrictedVisionPerceptor sits in the head
     for lr, s in ((-1.0, 'l'), (1.0, 'r')):  # rsg LRFactor: -1 left, +1 right
         sh = (lr * _SHOULDER_REL_TORSO[0], _SHOULDER_REL_TORSO[1], _SHOULDER_REL_TORSO[2])
-        b.add(f'{s}shoulder', 'torso', f'{s}aj1', sh, (1, 0, 0), sh, _SHOULDER_MASS,
-              _sphere_inertia(_SHOULDER_MASS, _SMALL_SPHERE_RADIUS))
+        b.add(
+            f'{s}shoulder',
+            'torso',
+            f'{s}aj1',
+            sh,
+            (1, 0, 0),
+            sh,
+            _SHOULDER_MASS,
+            _sphere_inertia(_SHOULDER_MASS, _SMALL_SPHERE_RADIUS),
+        )
         ua = (sh[0] + lr * _UPPERARM_REL_SHOULDER[0], sh[1] + _UPPERARM_REL_SHOULDER[1], sh[2])
-        b.add(f'{s}upperarm', f'{s}shoulder', f'{s}aj2', sh, (0, 0, 1), ua, _UPPERARM_MASS,
-              _box_inertia(_UPPERARM_MASS, _UPPERARM_BOX))
+        b.add(
+            f'{s}upperarm',
+            f'{s}shoulder',
+            f'{s}aj2',
+            sh,
+            (0, 0, 1),
+            ua,
+            _UPPERARM_MASS,
+            _box_inertia(_UPPERARM_MASS, _UPPERARM_BOX),
+        )
         el = (ua[0] + lr * _ELBOW_REL_UPPERARM_XZ[0], ua[1] + g.elbow_rel_upperarm_y, ua[2] + _ELBOW_REL_UPPERARM_XZ[1])
-        b.add(f'{s}elbow', f'{s}upperarm', f'{s}aj3', el, (0, 1, 0), el, _ELBOW_MASS,
-              _sphere_inertia(_ELBOW_MASS, _SMALL_SPHERE_RADIUS))
+        b.add(
+            f'{s}elbow',
+            f'{s}upperarm',
+            f'{s}aj3',
+            el,
+            (0, 1, 0),
+            el,
+            _ELBOW_MASS,
+            _sphere_inertia(_ELBOW_MASS, _SMALL_SPHERE_RADIUS),
+        )
         la = (el[0], el[1] + _LOWERARM_REL_ELBOW_Y, el[2])
-        b.add(f'{s}lowerarm', f'{s}elbow', f'{s}aj4', el, (0, 0, 1), la, _LOWERARM_MASS,
-              _box_inertia(_LOWERARM_MASS, _LOWERARM_BOX))
+        b.add(
+            f'{s}lowerarm',
+            f'{s}elbow',
+            f'{s}aj4',
+            el,
+            (0, 0, 1),
+            la,
+            _LOWERARM_MASS,
+            _box_inertia(_LOWERARM_MASS, _LOWERARM_BOX),
+        )
 
         hip = (lr * g.hip1_rel_torso_x, _HIP1_REL_TORSO_Y, g.hip1_rel_torso_z)
-        b.add(f'{s}hip1', 'torso', f'{s}lj1', hip, (-1, 0, lr), hip, _HIP1_MASS,
-              _sphere_inertia(_HIP1_MASS, _SMALL_SPHERE_RADIUS))
-        b.add(f'{s}hip2', f'{s}hip1', f'{s}lj2', hip, (0, 1, 0), hip, _HIP2_MASS,
-              _sphere_inertia(_HIP2_MASS, _SMALL_SPHERE_RADIUS))
+        b.add(
+            f'{s}hip1',
+            'torso',
+            f'{s}lj1',
+            hip,
+            (-1, 0, lr),
+            hip,
+            _HIP1_MASS,
+            _sphere_inertia(_HIP1_MASS, _SMALL_SPHERE_RADIUS),
+        )
+        b.add(
+            f'{s}hip2',
+            f'{s}hip1',
+            f'{s}lj2',
+            hip,
+            (0, 1, 0),
+            hip,
+            _HIP2_MASS,
+            _sphere_inertia(_HIP2_MASS, _SMALL_SPHERE_RADIUS),
+        )
         th = (hip[0], hip[1] + _THIGH_REL_HIP2_Y, hip[2] + g.thigh_rel_hip2_z)
-        b.add(f'{s}thigh', f'{s}hip2', f'{s}lj3', hip, (1, 0, 0), th, _THIGH_MASS,
-              _box_inertia(_THIGH_MASS, _THIGH_BOX))
+        b.add(
+            f'{s}thigh', f'{s}hip2', f'{s}lj3', hip, (1, 0, 0), th, _THIGH_MASS, _box_inertia(_THIGH_MASS, _THIGH_BOX)
+        )
         sk = (th[0], th[1] + _SHANK_REL_THIGH[0], th[2] + _SHANK_REL_THIGH[1])
-        b.add(f'{s}shank', f'{s}thigh', f'{s}lj4', (sk[0], sk[1] + _LJ4_ANCHOR[0], sk[2] + _LJ4_ANCHOR[1]),
-              (1, 0, 0), sk, _SHANK_MASS, _box_inertia(_SHANK_MASS, _SHANK_BOX))
+        b.add(
+            f'{s}shank',
+            f'{s}thigh',
+            f'{s}lj4',
+            (sk[0], sk[1] + _LJ4_ANCHOR[0], sk[2] + _LJ4_ANCHOR[1]),
+            (1, 0, 0),
+            sk,
+            _SHANK_MASS,
+            _box_inertia(_SHANK_MASS, _SHANK_BOX),
+        )
         an = (sk[0], sk[1] + _ANKLE_REL_SHANK_Y, sk[2] + g.ankle_rel_shank_z)
-        b.add(f'{s}ankle', f'{s}shank', f'{s}lj5', an, (1, 0, 0), an, _ANKLE_MASS,
-              _sphere_inertia(_ANKLE_MASS, _SMALL_SPHERE_RADIUS))
+        b.add(
+            f'{s}ankle',
+            f'{s}shank',
+            f'{s}lj5',
+            an,
+            (1, 0, 0),
+            an,
+            _ANKLE_MASS,
+            _sphere_inertia(_ANKLE_MASS, _SMALL_SPHERE_RADIUS),
+        )
         if g.toe_length:  # naolegtoe.rsg
             foot_len = _FOOT_LENGTH - g.toe_length
             toe_ratio = g.toe_length / _FOOT_LENGTH * 0.5
@@ -259,19 +360,41 @@ def nao_body(robot_type: int = 0) -> Body:
             foot_len, foot_mass = _FOOT_LENGTH, _FOOT_TOTAL_MASS
             ft = (an[0], an[1] + 0.03, an[2] + _FOOT_REL_ANKLE_Z)
         lj6 = (ft[0], ft[1] + _LJ6_ANCHOR[0], ft[2] + _LJ6_ANCHOR[1])
-        b.add(f'{s}foot', f'{s}ankle', f'{s}lj6', lj6, (0, 1, 0), ft, foot_mass,
-              _box_inertia(foot_mass, (_FOOT_X, foot_len, _FOOT_Z)))
+        b.add(
+            f'{s}foot',
+            f'{s}ankle',
+            f'{s}lj6',
+            lj6,
+            (0, 1, 0),
+            ft,
+            foot_mass,
+            _box_inertia(foot_mass, (_FOOT_X, foot_len, _FOOT_Z)),
+        )
         if g.toe_length:
             toe = (ft[0], ft[1] + _FOOT_LENGTH * 0.5, ft[2] - 0.005)
             toe_mass = toe_ratio * _FOOT_TOTAL_MASS
-            b.add(f'{s}toe', f'{s}foot', f'{s}lj7', (toe[0], toe[1] - 0.5 * g.toe_length, toe[2] - 0.005),
-                  (1, 0, 0), toe, toe_mass, _box_inertia(toe_mass, (_FOOT_X, g.toe_length, _TOE_Z)))
+            b.add(
+                f'{s}toe',
+                f'{s}foot',
+                f'{s}lj7',
+                (toe[0], toe[1] - 0.5 * g.toe_length, toe[2] - 0.005),
+                (1, 0, 0),
+                toe,
+                toe_mass,
+                _box_inertia(toe_mass, (_FOOT_X, g.toe_length, _TOE_Z)),
+            )
     legs = []
     for s in 'lr':
         foot = next(lk for lk in b.links if lk.name == f'{s}foot')
         sole = (foot.com[0], foot.com[1], foot.com[2] - 0.5 * _FOOT_Z)  # bottom centre of the foot box
-        legs.append(LegChain(s, tuple(f'{s}lj{i}' for i in range(1, 7)),  # type: ignore[arg-type]
-                             (f'{s}hip1', f'{s}hip2', f'{s}thigh', f'{s}shank', f'{s}ankle', f'{s}foot'), sole))
+        legs.append(
+            LegChain(
+                s,
+                tuple(f'{s}lj{i}' for i in range(1, 7)),  # type: ignore[arg-type]
+                (f'{s}hip1', f'{s}hip2', f'{s}thigh', f'{s}shank', f'{s}ankle', f'{s}foot'),
+                sole,
+            )
+        )
     return Body(f'nao{robot_type}', tuple(b.links), (legs[0], legs[1]), shared_hip=True)
 
 
@@ -306,8 +429,9 @@ def _mj_inertia(quat: tuple[float, ...], diag: tuple[float, ...]) -> tuple[float
 
 
 def _parse_mjcf_body(name: str, root: ET.Element) -> Body:
-    canonical = {s.get('joint', ''): s.get('name', '')[2:] for s in root.iter('jointpos')
-                 if s.get('name', '').startswith('q_')}
+    canonical = {
+        s.get('joint', ''): s.get('name', '')[2:] for s in root.iter('jointpos') if s.get('name', '').startswith('q_')
+    }
     world = root.find('worldbody')
     torso = world.find('body') if world is not None else None
     if torso is None or torso.get('name') != 'torso':
@@ -343,8 +467,10 @@ def _parse_mjcf_body(name: str, root: ET.Element) -> Body:
                 xx, yy, zz, xy, xz, yz = _floats(inertial.get('fullinertia'), 6, (0.0,) * 6)
                 inertia = (xx, yy, zz, xy, xz, yz)
             else:
-                inertia = _mj_inertia(_floats(inertial.get('quat'), 4, _IDENTITY),
-                                      _floats(inertial.get('diaginertia'), 3, (0.0, 0.0, 0.0)))
+                inertia = _mj_inertia(
+                    _floats(inertial.get('quat'), 4, _IDENTITY),
+                    _floats(inertial.get('diaginertia'), 3, (0.0, 0.0, 0.0)),
+                )
         links.append(Link(body_name, parent, joint, origin, rotation, axis, mass, com, inertia))  # type: ignore[arg-type]
         for site in elem.findall('site'):
             if site.get('name') == 'camera':
@@ -386,7 +512,7 @@ def mujoco_body(name: str) -> Body:
     """Booster ``T1`` or ``K1`` from the installed RCSSServerMJ ``robot.xml``."""
     if name not in MUJOCO_ROBOTS:
         raise ValueError(f'RCSSServerMJ robot must be one of {MUJOCO_ROBOTS}, got {name!r}')
-    return _parse_mjcf_body(name, ET.parse(_rcsssmj_robot_xml(name)).getroot())
+    return _parse_mjcf_body(name, ET.parse(rcsssmj_robot_xml(name)).getroot())
 
 
 def body_for(robot: str, robot_type: int = 0) -> Body:

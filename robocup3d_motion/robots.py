@@ -106,7 +106,8 @@ def nao(robot_type: int = 0) -> RobotSpec:
     return RobotSpec(f'nao{robot_type}', 'simspark', 'rsg/agent/nao/nao_hetero.rsg', robot_type, tuple(joints), feet)
 
 
-def _rcsssmj_robot_xml(name: str) -> Path:
+def rcsssmj_robot_xml(name: str) -> Path:
+    """Path of the installed RCSSServerMJ robot.xml for ``name``."""
     try:
         import rcsssmj.resources  # noqa: PLC0415 - optional: only MJ users need it
     except ImportError as exc:
@@ -152,7 +153,7 @@ def mujoco_robot(name: str) -> RobotSpec:
     """Booster ``T1`` or ``K1`` as the installed RCSSServerMJ defines it."""
     if name not in MUJOCO_ROBOTS:
         raise ValueError(f'RCSSServerMJ robot must be one of {MUJOCO_ROBOTS}, got {name!r}')
-    return _parse_mjcf(name, _rcsssmj_robot_xml(name))
+    return _parse_mjcf(name, rcsssmj_robot_xml(name))
 
 
 def robot_spec(server: str, robot: str = '', robot_type: int = 0) -> RobotSpec:

@@ -1,0 +1,499 @@
+"""Forward kinematics, centre of mass and analytic leg inverse kinematics (numpy).
+
+Poses are 4x4 homogeneous matrices in the torso frame (REP-103: x forward, y left,
+z up) unless said otherwise; joint angles are dicts of canonical names to rad
+(missing joints count as 0). Models come from ``robocup3d_motion.body``.
+
+Leg IK, for a foot-link pose relative to the torso:
+
+* The ankle roll, ankle pitch and knee follow in closed form from where the hip
+  point (where the last two hip axes cross) sits in the foot frame, allowing for
+  offsets between the ankle axes and sideways offsets in the leg; the three hip
+  angles then come from the remaining rotation (a Davenport-angle split with the
+  hip's own axes, e.g. the Nao's 45-degree yaw-pitch axis).
+* Where the first hip axis misses that point (T1, K1: hip pitch 2-3 cm above hip
+  roll) the hip point depends on the first hip angle; a fixed-point iteration on
+  that one angle converges in a few steps (each step closed form).
+* The Nao's ``llj1``/``rlj1`` are one motor on the real robot: ``legs_ik`` gives
+  both legs the mean angle and turns each foot about its own z axis (the sole
+  normal) until its leg matches it: foot positions and sole normals stay exact.
+
+Unreachable targets raise ``UnreachableError`` (a ``ValueError``) with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from itertools import pairwise
+
+import numpy as np
+
+from robocup3d_motion.body import Body
+from robocup3d_motion.robots import RobotSpec, mujoco_robot, nao
+
+__all__ = [
+    'UnreachableError',
+    'camera_pose',
+    'center_of_mass',
+    'foot_pose',
+    'forward_kinematics',
+    'leg_ik',
+    'legs_ik',
+    'make_pose',
+    'quat_matrix',
+    'rotation_matrix',
+    'rpy_matrix',
+]
+
+_LIMIT_TOL = 1e-9  # rad
+_FK_TOL = 1e-7  # m / rad: IK answers are checked against FK to this
+_MAX_ITER = 60
+
+
+class UnreachableError(ValueError):
+    """The leg cannot reach the requested foot pose."""
+
+
+# ---------------------------------------------------------------------------
+# small rotation helpers
+
+
+def rotation_matrix(axis: np.ndarray | tuple[float, float, float], angle: float) -> np.ndarray:
+    """Rotation by ``angle`` (rad) about unit ``axis``."""
+    x, y, z = (float(v) for v in axis)
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return np.array(
+        [
+            [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
+            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
+            [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
+        ]
+    )
+
+
+def quat_matrix(q: tuple[float, float, float, float] | np.ndarray) -> np.ndarray:
+    """Rotation matrix of a (w, x, y, z) quaternion (normalised here)."""
+    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
+    """``Rz(yaw) @ Ry(pitch) @ Rx(roll)`` (rad)."""
+    return rotation_matrix((0, 0, 1), yaw) @ rotation_matrix((0, 1, 0), pitch) @ rotation_matrix((1, 0, 0), roll)
+
+
+def make_pose(
+    position: tuple[float, float, float] | np.ndarray,
+    rotation: np.ndarray | None = None,
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0),
+) -> np.ndarray:
+    """4x4 pose from a position (m) and a rotation matrix or roll-pitch-yaw (rad)."""
+    t = np.eye(4)
+    t[:3, :3] = rotation if rotation is not None else rpy_matrix(*rpy)
+    t[:3, 3] = position
+    return t
+
+
+def _wrap(a: float) -> float:
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+# ---------------------------------------------------------------------------
+# forward kinematics
+
+
+@dataclass(frozen=True, slots=True)
+class _Tree:
+    names: tuple[str, ...]
+    index: dict[str, int]
+    parent: tuple[int, ...]  # -1 for the root
+    joint: tuple[str, ...]
+    origin: np.ndarray  # (n, 3)
+    rot0: np.ndarray  # (n, 3, 3)
+    axis: np.ndarray  # (n, 3)
+    mass: np.ndarray  # (n,)
+    com: np.ndarray  # (n, 3)
+
+
+@cache
+def _tree(body: Body) -> _Tree:
+    names = tuple(lk.name for lk in body.links)
+    index = {n: i for i, n in enumerate(names)}
+    parent = []
+    for lk in body.links:
+        if lk.parent and lk.parent not in index:
+            raise ValueError(f'{body.name}: link {lk.name} has unknown parent {lk.parent!r}')
+        if lk.parent and index[lk.parent] >= index[lk.name]:
+            raise ValueError(f'{body.name}: link {lk.name} comes before its parent')
+        parent.append(index[lk.parent] if lk.parent else -1)
+    return _Tree(
+        names,
+        index,
+        tuple(parent),
+        tuple(lk.joint for lk in body.links),
+        np.array([lk.origin for lk in body.links], dtype=float),
+        np.array([quat_matrix(lk.rotation) for lk in body.links]),
+        np.array([lk.axis for lk in body.links], dtype=float),
+        np.array([lk.mass for lk in body.links], dtype=float),
+        np.array([lk.com for lk in body.links], dtype=float),
+    )
+
+
+def _local(tree: _Tree, i: int, joints: Mapping[str, float]) -> np.ndarray:
+    t = np.eye(4)
+    r = tree.rot0[i]
+    if tree.joint[i]:
+        r = r @ rotation_matrix(tree.axis[i], float(joints.get(tree.joint[i], 0.0)))
+    t[:3, :3] = r
+    t[:3, 3] = tree.origin[i]
+    return t
+
+
+def forward_kinematics(body: Body, joints: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
+    """Pose (4x4, torso frame) of every link, including ``camera``, for the given angles (rad)."""
+    joints = joints or {}
+    tree = _tree(body)
+    poses: list[np.ndarray] = []
+    for i, p in enumerate(tree.parent):
+        local = _local(tree, i, joints)
+        poses.append(local if p < 0 else poses[p] @ local)
+    return dict(zip(tree.names, poses, strict=True))
+
+
+def _link_pose(body: Body, link: str, joints: Mapping[str, float]) -> np.ndarray:
+    tree = _tree(body)
+    if link not in tree.index:
+        raise ValueError(f'{body.name} has no link {link!r}')
+    i, t = tree.index[link], np.eye(4)
+    while i >= 0:
+        t = _local(tree, i, joints) @ t
+        i = tree.parent[i]
+    return t
+
+
+def camera_pose(body: Body, joints: Mapping[str, float] | None = None) -> np.ndarray:
+    """Camera pose in the torso frame (x along the line of sight, z up at zero head angles)."""
+    return _link_pose(body, body.camera, joints or {})
+
+
+def foot_pose(body: Body, side: str, joints: Mapping[str, float] | None = None) -> np.ndarray:
+    """Pose of the ``'l'``/``'r'`` foot link (the IK target frame) in the torso frame."""
+    return _link_pose(body, body.leg(side).foot, joints or {})
+
+
+def center_of_mass(body: Body, joints: Mapping[str, float] | None = None) -> np.ndarray:
+    """Whole-body centre of mass (m, torso frame); ``body.mass`` is the total mass."""
+    tree = _tree(body)
+    poses = forward_kinematics(body, joints)
+    total = np.zeros(3)
+    for i, name in enumerate(tree.names):
+        t = poses[name]
+        total += tree.mass[i] * (t[:3, :3] @ tree.com[i] + t[:3, 3])
+    return total / tree.mass.sum()
+
+
+# ---------------------------------------------------------------------------
+# leg inverse kinematics
+
+
+def _spec(body: Body) -> RobotSpec:
+    if body.name.startswith('nao'):
+        return nao(int(body.name[3:]))
+    return mujoco_robot(body.name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Leg:
+    base: str  # link the leg hangs from (torso, or T1's Waist)
+    joints: tuple[str, ...]
+    o: np.ndarray  # (6, 3) link origins in the parent link frame
+    a: np.ndarray  # (6, 3) joint axes
+    limits: tuple[tuple[float, float], ...]
+    hip_point: np.ndarray  # crossing of hip axes 2 and 3, in link-2 frame
+    basis: np.ndarray  # columns: roll axis X, pitch axis P, Z = X x P
+    knee_sign: float  # a4 = knee_sign * P
+    u: np.ndarray  # shank origin rel. ankle-pitch point (basis coords)
+    w: np.ndarray  # hip point rel. knee (basis coords)
+    e: np.ndarray  # ankle-roll point rel. ankle-pitch point (basis coords)
+    z_sign: float  # side of the ankle the hip is on, along Z
+    branches: tuple[tuple[float, float], ...]  # (knee, roll) solution branches, preferred first
+
+
+def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
+    """Midpoint of the closest points of two lines, and their distance."""
+    n = np.cross(d1, d2)
+    nn = float(n @ n)
+    if nn < 1e-18:
+        raise ValueError('hip axes are parallel')
+    t1 = float(np.cross(p2 - p1, d2) @ n) / nn
+    t2 = float(np.cross(p2 - p1, d1) @ n) / nn
+    c1, c2 = p1 + t1 * d1, p2 + t2 * d2
+    return (c1 + c2) / 2.0, float(np.linalg.norm(c1 - c2))
+
+
+@cache
+def _leg(body: Body, side: str) -> _Leg:
+    chain = body.leg(side)
+    links = [body.link(n) for n in chain.links]
+    for lk, j in zip(links, chain.joints, strict=True):
+        if lk.joint != j:
+            raise ValueError(f'{body.name}: link {lk.name} is moved by {lk.joint!r}, not {j!r}')
+        if np.max(np.abs(quat_matrix(lk.rotation) - np.eye(3))) > 1e-9:
+            raise ValueError(f'{body.name}: leg link {lk.name} is rotated at zero pose; not supported')
+    for prev, lk in pairwise(links):
+        if lk.parent != prev.name:
+            raise ValueError(f'{body.name}: leg links {prev.name} -> {lk.name} are not a chain')
+    o = np.array([lk.origin for lk in links], dtype=float)
+    a = np.array([lk.axis for lk in links], dtype=float)
+    a /= np.linalg.norm(a, axis=1, keepdims=True)
+    pitch, roll = a[4], a[5]
+    knee_sign = float(a[3] @ pitch)
+    if abs(abs(knee_sign) - 1.0) > 1e-9 or abs(float(roll @ pitch)) > 1e-9:
+        raise ValueError(f'{body.name}: knee must be parallel to the ankle pitch, ankle roll across it')
+    if abs(float(a[0] @ a[1])) > 1e-9 or abs(float(a[1] @ a[2])) > 1e-9:
+        raise ValueError(f'{body.name}: hip axes 1-2 and 2-3 must be perpendicular')
+    hip_point, miss = _line_crossing(np.zeros(3), a[1], o[2], a[2])
+    if miss > 1e-9:
+        raise ValueError(f'{body.name}: hip axes 2 and 3 do not cross ({miss:.3g} m apart)')
+    basis = np.column_stack([roll, pitch, np.cross(roll, pitch)])
+    u = basis.T @ -o[4]
+    w = basis.T @ (hip_point - o[2] - o[3])
+    e = basis.T @ o[5]
+    z_sign = 1.0 if (u[2] + w[2] - e[2]) >= 0.0 else -1.0
+    by_name = _spec(body).by_name
+    limits = tuple((by_name[j].lower, by_name[j].upper) for j in chain.joints)
+    # Prefer the knee branch that bends from the straight leg towards the middle of the knee's range.
+    straight = _wrap(knee_sign * (math.atan2(w[0], w[2]) - math.atan2(u[0], u[2])))
+    knee = 1.0 if knee_sign * (0.5 * (limits[3][0] + limits[3][1]) - straight) >= 0.0 else -1.0
+    branches = ((knee, 1.0), (-knee, 1.0), (knee, -1.0), (-knee, -1.0))
+    return _Leg(links[0].parent, chain.joints, o, a, limits, hip_point, basis, knee_sign, u, w, e, z_sign, branches)
+
+
+def _violation(angle: float, lim: tuple[float, float]) -> float:
+    return max(lim[0] - angle, angle - lim[1], 0.0)
+
+
+def _lower_leg(leg: _Leg, hip_in_foot: np.ndarray, branch: tuple[float, float]) -> tuple[float, float, float, str]:
+    """Knee, ankle pitch and ankle roll angles that put the hip point at ``hip_in_foot``.
+
+    ``branch`` (+1/-1 each) picks one of the two knee solutions and one of the two
+    ankle roll solutions (180 degrees apart). Out of reach, the leg is stretched
+    (or folded) as far as it goes and the reason is returned too.
+    """
+    knee_branch, roll_branch = branch
+    v = leg.basis.T @ hip_in_foot
+    u, w, e = leg.u, leg.w, leg.e
+    why = ''
+    y = u[1] + w[1] - e[1]  # sideways offsets do not change with pitch
+    r2 = v[1] * v[1] + v[2] * v[2] - y * y
+    if r2 < 0.0:
+        why, r2 = 'foot too close sideways to the hip for the ankle roll', 0.0
+    zp = roll_branch * leg.z_sign * math.sqrt(r2)
+    roll = _wrap(math.atan2(zp, y) - math.atan2(v[2], v[1]))
+    hx, hz = v[0] + e[0], zp + e[2]  # hip point rel. ankle-pitch point, in the pitch plane
+    lu, lw = math.hypot(u[0], u[2]), math.hypot(w[0], w[2])
+    k = (hx * hx + hz * hz - lu * lu - lw * lw) / (2.0 * lu * lw)
+    if k > 1.0 + 1e-12:
+        why = f'foot out of reach ({math.hypot(hx, hz):.4f} m from the ankle to the hip, leg {lu + lw:.4f} m)'
+    elif k < -1.0 - 1e-12:
+        why = 'foot too close to the hip for the knee'
+    bu, bw = math.atan2(u[0], u[2]), math.atan2(w[0], w[2])
+    th4 = knee_branch * math.acos(min(1.0, max(-1.0, k))) - bu + bw
+    mx, mz = u[0] + lw * math.sin(bw - th4), u[2] + lw * math.cos(bw - th4)
+    q5 = _wrap(math.atan2(mx, mz) - math.atan2(hx, hz))
+    return _wrap(leg.knee_sign * th4), q5, roll, why
+
+
+def _three_axis(m: np.ndarray, n: np.ndarray, limits: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
+    """Angles with ``R(n0, t0) R(n1, t1) R(n2, t2) == m`` (n0 perp n1, n1 perp n2), within limits if possible."""
+    n0, n1, n2 = n
+    ca, cb, c = float(n0 @ n2), float(n0 @ np.cross(n1, n2)), float(n0 @ m @ n2)
+    rho, phi = math.hypot(ca, cb), math.atan2(cb, ca)
+    d = math.acos(min(1.0, max(-1.0, c / rho)))
+    best = None
+    for t1 in (phi + d, phi - d):
+        v = rotation_matrix(n1, t1) @ n2
+        target = m @ n2
+        vp, tp = v - (v @ n0) * n0, target - (target @ n0) * n0
+        t0 = math.atan2(float(n0 @ np.cross(vp, tp)), float(vp @ tp)) if np.linalg.norm(vp) > 1e-12 else 0.0
+        rem = (rotation_matrix(n0, t0) @ rotation_matrix(n1, t1)).T @ m
+        p = n1
+        t2 = math.atan2(float(n2 @ np.cross(p, rem @ p)), float(p @ rem @ p))
+        angles = (_wrap(t0), _wrap(t1), _wrap(t2))
+        score = (sum(_violation(q, lim) for q, lim in zip(angles, limits, strict=True)), sum(map(abs, angles)))
+        if best is None or score < best[0]:
+            best = (score, angles)
+    assert best is not None
+    return best[1]
+
+
+def _solve_branch(
+    leg: _Leg, p: np.ndarray, rf: np.ndarray, branch: tuple[float, float]
+) -> tuple[tuple[float, ...], str]:
+    o, a = leg.o, leg.a
+
+    def step(q1: float) -> tuple[tuple[float, ...], str]:
+        hip = o[0] + rotation_matrix(a[0], q1) @ (o[1] + leg.hip_point)
+        q4, q5, q6, why = _lower_leg(leg, rf.T @ (hip - p), branch)
+        r3 = rf @ rotation_matrix(a[5], q6).T @ rotation_matrix(a[4], q5).T @ rotation_matrix(a[3], q4).T
+        return (*_three_axis(r3, a[:3], leg.limits[:3]), q4, q5, q6), why
+
+    # The hip point depends on the first hip angle only when hip axis 1 misses it (T1, K1):
+    # solve g(q1) = hip1(q1) - q1 = 0 by secant steps, starting with one fixed-point step.
+    x0 = 0.0
+    q, why = step(x0)
+    g0 = _wrap(q[0] - x0)
+    x1 = x0 + g0
+    for _ in range(_MAX_ITER):
+        if abs(g0) < 1e-14:
+            break
+        q, why = step(x1)
+        g1 = _wrap(q[0] - x1)
+        if abs(g1) < 1e-14 or g1 == g0:
+            break
+        x0, x1, g0 = x1, x1 - g1 * (x1 - x0) / (g1 - g0), g1
+    return q, why
+
+
+def _solve(leg: _Leg, target: np.ndarray) -> tuple[tuple[float, ...], str]:
+    """Six leg angles for a foot pose in the leg's base frame, the most plausible branch, and why it fails if so."""
+    p, rf = target[:3, 3], target[:3, :3]
+    best = None
+    for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
+        q, why = _solve_branch(leg, p, rf, branch)
+        err = _pose_error(_chain(leg, q), target)
+        score = (err > _FK_TOL, sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)))
+        if best is None or score < best[0]:
+            best = (score, q, why if err > _FK_TOL else '')
+        if score == (False, 0.0):
+            break
+    assert best is not None
+    return best[1], best[2] or ('' if not best[0][0] else 'no exact solution (numerically out of reach)')
+
+
+def _chain(leg: _Leg, q: tuple[float, ...]) -> np.ndarray:
+    t = np.eye(4)
+    for k in range(6):
+        step = np.eye(4)
+        step[:3, :3] = rotation_matrix(leg.a[k], q[k])
+        step[:3, 3] = leg.o[k]
+        t = t @ step
+    return t
+
+
+def _pose_error(a: np.ndarray, b: np.ndarray) -> float:
+    rot = a[:3, :3].T @ b[:3, :3]
+    angle = math.acos(min(1.0, max(-1.0, (float(np.trace(rot)) - 1.0) / 2.0)))
+    return max(float(np.linalg.norm(a[:3, 3] - b[:3, 3])), angle)
+
+
+def _base_pose(body: Body, leg: _Leg, joints: Mapping[str, float]) -> np.ndarray:
+    return _link_pose(body, leg.base, joints) if leg.base != body.links[0].name else np.eye(4)
+
+
+def _finish(leg: _Leg, q: tuple[float, ...], check_limits: bool) -> dict[str, float]:
+    if check_limits:
+        for name, angle, lim in zip(leg.joints, q, leg.limits, strict=True):
+            if _violation(angle, lim) > _LIMIT_TOL:
+                raise UnreachableError(
+                    f'{name} would be {math.degrees(angle):.2f} deg, outside '
+                    f'[{math.degrees(lim[0]):.2f}, {math.degrees(lim[1]):.2f}]'
+                )
+    return dict(zip(leg.joints, q, strict=True))
+
+
+def leg_ik(
+    body: Body, side: str, target: np.ndarray, joints: Mapping[str, float] | None = None, check_limits: bool = True
+) -> dict[str, float]:
+    """Angles (rad) of one leg's six joints that put its foot link at ``target``.
+
+    Args:
+        body: robot model.
+        side: ``'l'`` or ``'r'``.
+        target: 4x4 foot-link pose in the torso frame.
+        joints: other joint angles (only T1's waist ``tj1`` matters); default 0.
+        check_limits: raise when an angle is outside the joint's range.
+
+    Returns:
+        ``{'llj1': ..., ..., 'llj6': ...}`` (or ``rlj*``).
+
+    Raises:
+        UnreachableError: the pose is out of reach or needs angles beyond the limits.
+    """
+    leg = _leg(body, side)
+    base = np.linalg.inv(_base_pose(body, leg, joints or {})) @ np.asarray(target, dtype=float)
+    q, why = _solve(leg, base)
+    if why:
+        raise UnreachableError(f'{side} foot: {why}')
+    return _finish(leg, q, check_limits)
+
+
+def _solve_with_hip(leg: _Leg, base: np.ndarray, hip: float) -> tuple[float, ...]:
+    """Leg angles with the first hip angle fixed: foot position and sole tilt exact, foot yaw free."""
+
+    def first(psi: float) -> tuple[float, tuple[float, ...]]:
+        t = base.copy()
+        t[:3, :3] = base[:3, :3] @ rotation_matrix((0.0, 0.0, 1.0), psi)  # about the foot's own z (sole normal)
+        q, why = _solve(leg, t)
+        if why:
+            raise UnreachableError(f'turning the foot to match the shared hip angle: {why}')
+        return _wrap(q[0] - hip), q
+
+    x0, (f0, q) = 0.0, first(0.0)
+    x1 = 0.01
+    f1, q = first(x1)
+    for _ in range(_MAX_ITER):
+        if abs(f1) < 1e-12:
+            break
+        if f1 == f0:
+            raise UnreachableError('shared hip angle cannot be matched by turning the foot')
+        x0, x1, f0 = x1, x1 - f1 * (x1 - x0) / (f1 - f0), f1
+        f1, q = first(x1)
+    if abs(f1) > 1e-9:
+        raise UnreachableError('shared hip angle cannot be matched by turning the foot')
+    return q
+
+
+def legs_ik(
+    body: Body,
+    left: np.ndarray,
+    right: np.ndarray,
+    joints: Mapping[str, float] | None = None,
+    check_limits: bool = True,
+) -> dict[str, float]:
+    """Both legs' angles for left and right foot-link poses (torso frame).
+
+    For a robot with a shared hip joint (Nao: ``llj1 == rlj1``) both legs get the
+    mean of their separate solutions; each foot is then turned about its own z
+    axis just enough to match it (positions and sole normals stay exact).
+    """
+    joints = joints or {}
+    out: dict[str, float] = {}
+    if not body.shared_hip:
+        out.update(leg_ik(body, 'l', left, joints, check_limits))
+        out.update(leg_ik(body, 'r', right, joints, check_limits))
+        return out
+    legs = {s: _leg(body, s) for s in 'lr'}
+    bases = {
+        s: np.linalg.inv(_base_pose(body, legs[s], joints)) @ np.asarray(t, dtype=float)
+        for s, t in (('l', left), ('r', right))
+    }
+    free = {}
+    for s in 'lr':
+        free[s], why = _solve(legs[s], bases[s])
+        if why:
+            raise UnreachableError(f'{s} foot: {why}')
+    hip = 0.5 * (free['l'][0] + free['r'][0])
+    for s in 'lr':
+        out.update(_finish(legs[s], _solve_with_hip(legs[s], bases[s], hip), check_limits))
+    return out

@@ -1,0 +1,112 @@
+"""URDF text for a robot model, from ``body.py`` geometry and ``robots.py`` limits.
+
+Kinematics and inertials only (no meshes or collision shapes). Link names are
+the model's (``torso`` at the root, a fixed ``camera`` link); joints take the
+canonical names (``llj3`` ...). Limits, speeds and torques come from
+``robots.py``; a speed or torque the server does not limit is written as
+``UNLIMITED``, since URDF wants a number.
+
+CLI: ``python -m robocup3d_motion.urdf ROBOT [--type N] > robot.urdf`` with ROBOT
+``nao``, ``T1`` or ``K1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import xml.etree.ElementTree as ET
+
+from robocup3d_motion.body import Body, body_for
+from robocup3d_motion.kinematics import quat_matrix
+from robocup3d_motion.robots import RobotSpec, mujoco_robot, nao
+
+__all__ = ['UNLIMITED', 'main', 'urdf_string']
+
+UNLIMITED = 1000.0  # written for effort (N m) / velocity (rad/s) the server leaves unlimited
+
+
+def _num(v: float) -> str:
+    return f'{v:.9g}'
+
+
+def _vec(v: tuple[float, ...]) -> str:
+    return ' '.join(_num(x + 0.0) for x in v)
+
+
+def _rpy(q: tuple[float, float, float, float]) -> tuple[float, float, float]:
+    """URDF fixed-axis roll-pitch-yaw of a (w, x, y, z) quaternion."""
+    r = quat_matrix(q)
+    pitch = math.asin(max(-1.0, min(1.0, -float(r[2, 0]))))
+    if abs(math.cos(pitch)) < 1e-9:
+        return (math.atan2(-float(r[1, 2]), float(r[1, 1])), pitch, 0.0)
+    return (math.atan2(float(r[2, 1]), float(r[2, 2])), pitch, math.atan2(float(r[1, 0]), float(r[0, 0])))
+
+
+def _spec(body: Body) -> RobotSpec:
+    return nao(int(body.name[3:])) if body.name.startswith('nao') else mujoco_robot(body.name)
+
+
+def urdf_string(body: Body) -> str:
+    """The URDF document for ``body`` (see ``body_for``)."""
+    spec = _spec(body).by_name
+    robot = ET.Element('robot', name=body.name)
+    for link in body.links:
+        el = ET.SubElement(robot, 'link', name=link.name)
+        if link.mass > 0.0:
+            inertial = ET.SubElement(el, 'inertial')
+            ET.SubElement(inertial, 'origin', xyz=_vec(link.com), rpy='0 0 0')
+            ET.SubElement(inertial, 'mass', value=_num(link.mass))
+            ixx, iyy, izz, ixy, ixz, iyz = link.inertia
+            ET.SubElement(
+                inertial,
+                'inertia',
+                ixx=_num(ixx),
+                ixy=_num(ixy),
+                ixz=_num(ixz),
+                iyy=_num(iyy),
+                iyz=_num(iyz),
+                izz=_num(izz),
+            )
+    for link in body.links:
+        if not link.parent:
+            continue
+        kind = 'revolute' if link.joint else 'fixed'
+        name = link.joint or f'{link.parent}_to_{link.name}'
+        joint = ET.SubElement(robot, 'joint', name=name, type=kind)
+        ET.SubElement(joint, 'parent', link=link.parent)
+        ET.SubElement(joint, 'child', link=link.name)
+        ET.SubElement(joint, 'origin', xyz=_vec(link.origin), rpy=_vec(_rpy(link.rotation)))
+        if link.joint:
+            ET.SubElement(joint, 'axis', xyz=_vec(link.axis))
+            js = spec.get(link.joint)
+            if js is None:
+                raise ValueError(f'{body.name}: joint {link.joint} is not in robots.py')
+            ET.SubElement(
+                joint,
+                'limit',
+                lower=_num(js.lower),
+                upper=_num(js.upper),
+                effort=_num(js.max_torque if math.isfinite(js.max_torque) else UNLIMITED),
+                velocity=_num(js.max_speed if math.isfinite(js.max_speed) else UNLIMITED),
+            )
+    ET.indent(robot)
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding='unicode') + '\n'
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: print the URDF of a robot."""
+    parser = argparse.ArgumentParser(prog='python -m robocup3d_motion.urdf', description=__doc__.split('\n')[0])
+    parser.add_argument('robot', help="'nao', 'T1' or 'K1'")
+    parser.add_argument('--type', type=int, default=0, help='Nao heterogeneous type 0-4 (default 0)')
+    args = parser.parse_args(argv)
+    try:
+        body = body_for(args.robot, args.type)
+    except (ValueError, RuntimeError) as exc:
+        parser.error(str(exc))
+    sys.stdout.write(urdf_string(body))
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
