@@ -149,7 +149,7 @@ class Relay:
     port: int = field(default_factory=free_port)
     cycles: int = 0  # server messages forwarded
     latencies: deque = field(default_factory=lambda: deque(maxlen=100_000))  # s
-    _pending: deque = field(default_factory=deque)  # forward times of unanswered messages
+    _sent_at: list = field(default_factory=list)  # when each server message was forwarded
     _replies: int = 0
 
     def start(self) -> None:
@@ -172,12 +172,12 @@ class Relay:
 
     def _down(self, server: socket.socket, agent: socket.socket) -> None:
         while (msg := recv_frame(server)) is not None:
+            self._sent_at.append(time.perf_counter())  # before sending: the reply cannot overtake it
+            self.cycles += 1
             try:
                 agent.sendall(msg)
             except OSError:  # the agent went away (end of the run)
                 return
-            self._pending.append(time.perf_counter())
-            self.cycles += 1
 
     def _up(self, agent: socket.socket, server: socket.socket) -> None:
         first = True
@@ -190,8 +190,8 @@ class Relay:
             if first:  # the init, sent before any perception
                 first = False
                 continue
-            if self._pending:
-                self.latencies.append(now - self._pending.popleft())
+            if self._replies < len(self._sent_at):  # the k-th reply answers the k-th perception
+                self.latencies.append(now - self._sent_at[self._replies])
             self._replies += 1
 
 

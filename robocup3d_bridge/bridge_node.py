@@ -230,3 +230,7 @@ class _RosLogger:
 def main(args: list[str] | None = None) -> None:
     """Run the bridge node alone."""
     raise SystemExit(spin_nodes([BridgeNode], args))
+
+
+if __name__ == '__main__':
+    main()

@@ -54,3 +54,7 @@ class StrategyNode(Node):
 def main(args: list[str] | None = None) -> None:
     """Run the strategy node alone."""
     raise SystemExit(spin_nodes([StrategyNode], args))
+
+
+if __name__ == '__main__':
+    main()

@@ -156,6 +156,8 @@ class ReplayServer:
                 return
             conn_no += 1
             self._conns.append(conn)
+            with self._lock:
+                self.sent = 0  # before the reader starts: the hello counts as 'after 0'
             hello = threading.Event()
             threading.Thread(target=self._read, args=(conn, conn_no, hello), daemon=True).start()
             last = conn_no > 1 or self.close_after is None
@@ -168,8 +170,6 @@ class ReplayServer:
                 conn.close()
 
     def _replay(self, conn: socket.socket, lines: list[bytes], hello: threading.Event) -> None:
-        with self._lock:
-            self.sent = 0
         if not hello.wait(10) or not self.go.wait(30) or self._stop.is_set():
             return
         t0 = time.monotonic()
