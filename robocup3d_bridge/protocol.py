@@ -233,7 +233,7 @@ class SimSparkProtocol(ServerProtocol):
         for name, v in cmd.velocity.items():
             spec = self._joint(name)
             v = _clamp(_finite(v, name), -spec.max_speed, spec.max_speed, f'{name} velocity', warnings)
-            out.append('(%s %.4f)' % (spec.effector, v))  # noqa: UP031 - fastest; no exponent for SimSpark
+            out.append(f'({spec.effector} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
         return ''.join(out)
 
     def _encode_beam(self, beam: tuple[float, float, float]) -> str:
