@@ -64,6 +64,8 @@ class BridgeNode(Node):
         self._kp: dict[str, float] = {}
         self._kd: dict[str, float] = {}
         self._last_game: tuple | None = None
+        self._js: JointState | None = None  # reused every cycle
+        self._imu: Imu | None = None
         self._game_age = 0
 
         self.pub_joints = self.create_publisher(JointState, 'joint_states', 1)
@@ -108,9 +110,11 @@ class BridgeNode(Node):
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
         if p.joint_positions:
-            self.pub_joints.publish(conv.joint_state_msg(p, stamp, self.robot.joint_names))
+            self._js = conv.joint_state_msg(p, stamp, self.robot.joint_names, self._js)
+            self.pub_joints.publish(self._js)
         if p.gyro is not None or p.accel is not None:
-            self.pub_imu.publish(conv.imu_msg(p, stamp, self.torso_frame))
+            self._imu = conv.imu_msg(p, stamp, self.torso_frame, self._imu)
+            self.pub_imu.publish(self._imu)
         for foot, pub in self.pub_feet.items():
             pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
         # Topics that are costly to build and often unwatched are built only when someone listens.

@@ -57,31 +57,40 @@ def polar_to_point(p: Polar) -> Point:
     )
 
 
-def joint_state_msg(p: Percept, stamp: Time, names: tuple[str, ...]) -> JointState:
-    """``sensor_msgs/JointState`` in the robot's joint order (rad, rad/s)."""
-    msg = JointState()
+def joint_state_msg(p: Percept, stamp: Time, names: tuple[str, ...], out: JointState | None = None) -> JointState:
+    """``sensor_msgs/JointState`` in the robot's joint order (rad, rad/s).
+
+    Pass the previous message as ``out`` to refill it instead of building a new one
+    (publishing serialises at once, so a publisher can reuse its message).
+    """
+    msg = JointState() if out is None else out
     msg.header.stamp = stamp
     pos = p.joint_positions
-    present = [n for n in names if n in pos]
-    msg.name = present
+    if len(pos) == len(names) and len(msg.name) == len(names):
+        present = names  # the usual case: every joint, names already set
+    else:
+        present = [n for n in names if n in pos]
+        msg.name = list(present)
     msg.position = [pos[n] for n in present]
-    if p.joint_velocities:
-        vel = p.joint_velocities
-        msg.velocity = [vel.get(n, 0.0) for n in present]
+    vel = p.joint_velocities
+    msg.velocity = [vel.get(n, 0.0) for n in present] if vel else []
     return msg
 
 
-def imu_msg(p: Percept, stamp: Time, frame: str) -> Imu:
-    """``sensor_msgs/Imu`` with rates and accelerations; orientation unknown (covariance -1)."""
-    msg = Imu()
-    msg.header.stamp = stamp
-    msg.header.frame_id = frame
-    msg.orientation_covariance[0] = -1.0
-    if p.gyro is not None:
-        msg.angular_velocity.x, msg.angular_velocity.y, msg.angular_velocity.z = p.gyro
-    if p.accel is not None:
-        msg.linear_acceleration.x, msg.linear_acceleration.y, msg.linear_acceleration.z = p.accel
-    return msg
+def imu_msg(p: Percept, stamp: Time, frame: str, out: Imu | None = None) -> Imu:
+    """``sensor_msgs/Imu`` with rates and accelerations; orientation unknown (covariance -1).
+
+    A missing gyro or accelerometer reading is published as zeros. ``out``: reuse a message.
+    """
+    if out is None:
+        out = Imu()
+        out.header.frame_id = frame
+        out.orientation_covariance[0] = -1.0
+    out.header.stamp = stamp
+    av, la = out.angular_velocity, out.linear_acceleration
+    av.x, av.y, av.z = p.gyro if p.gyro is not None else (0.0, 0.0, 0.0)
+    la.x, la.y, la.z = p.accel if p.accel is not None else (0.0, 0.0, 0.0)
+    return out
 
 
 def wrench_msg(frp: ForceResistance | None, stamp: Time, frame: str) -> WrenchStamped:
