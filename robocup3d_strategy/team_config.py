@@ -39,7 +39,7 @@ def check_hetero_types(types: dict[int, int]) -> None:
     """Enforce rcssserver3d's heterogeneous-robot rules for a full team.
 
     At least 3 different types, at most 7 players of one type, at most 9 players of
-    any two types. Teams of fewer than 11 (test setups) only get the per-type caps.
+    any two types. Teams of fewer than 11 (test setups) skip only the 3-types rule.
     """
     counts = Counter(types.values())
     bad = [t for t in counts if t not in NAO_TYPES]

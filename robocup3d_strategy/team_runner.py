@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         f'ROS_DOMAIN_ID={runner.env["ROS_DOMAIN_ID"]}, logs in {args.log_dir}',
         flush=True,
     )
-    runner.start()
+    runner.start(stagger=1.0 if cfg.server == 'simspark' else 0.1)  # rcssserver3d stalls on near-simultaneous joins
     try:
         while not stop:
             for line in runner.poll():
