@@ -17,36 +17,27 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from simspark_support import REPO, Positions, Server, kill_pid, player_pids, simspark_server, wait_until
 
 pytestmark = [
     pytest.mark.simspark,
     pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH'),
 ]
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / 'config'
 FLAGS = ('F1L', 'F2L', 'F1R', 'F2R', 'G1L', 'G2L', 'G1R', 'G2R')
 _BEAM = re.compile(r'\(beam ([^\s()]+) ([^\s()]+) ([^\s()]+)\)')
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def ros_env(domain_id: int) -> dict[str, str]:
@@ -57,31 +48,6 @@ def ros_env(domain_id: int) -> dict[str, str]:
     env['PYTHONPATH'] = os.pathsep.join(p for p in (str(REPO), env.get('PYTHONPATH', '')) if p)
     env['PYTHONUNBUFFERED'] = '1'
     return env
-
-
-def player_pids(agent_port: int, unum: int | None = None, team: str | None = None) -> list[int]:
-    """PIDs of our player processes for the server on ``agent_port`` (the port makes the match unique)."""
-    pattern = rf'robocup3d_strategy\.player .*--port {agent_port} '
-    if team is not None:
-        pattern += rf'.*--team {team} '
-    if unum is not None:
-        pattern += rf'.*--unum {unum} '
-    out = subprocess.run(['pgrep', '-f', pattern], capture_output=True, text=True, check=False).stdout
-    return [int(p) for p in out.split() if int(p) != os.getpid()]
-
-
-def kill_pid(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.1) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
 
 
 def formation(unum: int) -> tuple[float, float, float]:
@@ -99,128 +65,6 @@ def team_types() -> dict[int, int]:
 
     players = yaml.safe_load((CONFIG / 'team_simspark.yaml').read_text())['players']
     return {int(u): int((s or {}).get('type', 0)) for u, s in players.items()}
-
-
-# ----------------------------------------------------------------------------- scene graph
-
-
-def agent_positions(message: bytes | str) -> dict[tuple[str, int], tuple[float, float, float]]:
-    """Torso positions ``{('Left'|'Right', unum): (x, y, z)}`` from a full ``(RSG 0 1)`` monitor message.
-
-    An agent's body mesh is ``(nd StaticMesh ... (load models/naobody<T>.obj) ...
-    (resetMaterials matNum<N> matLeft|matRight ...))``. Its parent TRF only turns the mesh; the
-    grandparent TRF is the torso, whose ``SLT`` is a column-major 4x4 matrix with the world
-    translation in elements 12-14 (the agent's outer TRF is the identity).
-    """
-    from robocup3d_bridge.sexp import parse_sexp  # noqa: PLC0415
-
-    exprs = parse_sexp(message)
-    out: dict[tuple[str, int], tuple[float, float, float]] = {}
-
-    def walk(node: list, slts: list[list[str]]) -> None:
-        if not node or node[0] != 'nd':
-            return
-        kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
-        if kind == 'TRF':
-            slt = next((c for c in node if isinstance(c, list) and c and c[0] == 'SLT'), None)
-            slts = [*slts, slt[1:] if slt else None]
-        elif kind == 'StaticMesh':
-            load = next((c for c in node if isinstance(c, list) and c and c[0] == 'load'), [])
-            mats = next((c for c in node if isinstance(c, list) and c and c[0] == 'resetMaterials'), [])
-            if len(load) > 1 and 'naobody' in load[1] and len(slts) >= 2 and slts[-2] and len(slts[-2]) == 16:
-                num = next((m[6:] for m in mats[1:] if m.startswith('matNum')), None)
-                side = 'Left' if 'matLeft' in mats else 'Right' if 'matRight' in mats else None
-                if num and num.isdigit() and side:
-                    out[(side, int(num))] = tuple(float(v) for v in slts[-2][12:15])
-        for child in node:
-            if isinstance(child, list) and child and child[0] == 'nd':
-                walk(child, slts)
-
-    for expr in exprs:
-        if isinstance(expr, list):
-            for child in expr:
-                if isinstance(child, list):
-                    walk(child, [])
-    return out
-
-
-# ----------------------------------------------------------------------------- server
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen
-    agent_port: int
-    monitor_port: int
-    cwd: Path
-    trainer: object  # TrainerClient
-    full_state: bytes = b''  # last full (RSG) monitor message
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def log_tail(self) -> str:
-        lines = (self.cwd / 'server.log').read_text(errors='replace').splitlines()
-        return '\n'.join(line for line in lines if 'Material2DTexture' not in line)[-2000:] if lines else ''
-
-    def poll(self) -> None:
-        """Read the monitor stream (it must be read, or the server's send buffer fills)."""
-        from robocup3d_bridge.trainer import parse_monitor_message  # noqa: PLC0415
-
-        for msg in self.trainer.link.receive(0.0):
-            with contextlib.suppress(ValueError):
-                parse_monitor_message(msg, 'simspark', self.trainer.state)
-            if b'(RSG ' in msg[:20000]:
-                self.full_state = msg
-
-    def positions(self, timeout: float = 5.0) -> dict[tuple[str, int], tuple[float, float, float]]:
-        """Ask for a full state and return the agents' torso positions from it."""
-        self.full_state = b''
-        self.trainer.request_full_state()
-        deadline = time.monotonic() + timeout
-        while not self.full_state and time.monotonic() < deadline:
-            time.sleep(0.05)
-            self.poll()
-        assert self.full_state, f'no full state from the monitor within {timeout} s'
-        return agent_positions(self.full_state)
-
-
-@contextlib.contextmanager
-def simspark_server() -> Iterator[Server]:
-    """rcssserver3d on free loopback ports, with a trainer connected to its monitor port; SIGKILLed after."""
-    from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
-    from robocup3d_bridge.trainer import TrainerClient  # noqa: PLC0415
-
-    cwd = Path(tempfile.mkdtemp(prefix='rcssserver3d_'))  # it reads .rb files from its cwd first
-    agent_port, monitor_port = free_port(), free_port()
-    with open(cwd / 'server.log', 'wb') as log:
-        proc = subprocess.Popen(
-            ['rcssserver3d', '--agent-port', str(agent_port), '--server-port', str(monitor_port)],
-            cwd=cwd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    trainer = TrainerClient('127.0.0.1', monitor_port, 'simspark')
-    try:
-        deadline = time.monotonic() + 15.0
-        while True:
-            try:
-                trainer.connect()
-                break
-            except (LinkDown, OSError):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f'rcssserver3d did not accept a monitor on {monitor_port}') from None
-                time.sleep(0.2)
-        yield Server(proc, agent_port, monitor_port, cwd, trainer)
-    finally:
-        trainer.close()
-        kill_pid(proc.pid)  # it ignores SIGTERM
-        proc.wait(10)
-        for pid in player_pids(agent_port):  # players a failed test left behind
-            kill_pid(pid)
-        shutil.rmtree(cwd, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------- team
@@ -416,6 +260,28 @@ def _dump_logs(log_dir: Path) -> str:
     return '\n'.join(parts)
 
 
+def _settle(
+    obs: Observer, server: Server, side: str, places: dict[int, tuple[float, float]]
+) -> tuple[dict[int, tuple[float, float, float] | None], Positions]:
+    """Torso positions, up to 3 tries a second apart, until every player of ``side`` is within 0.5 m of its place.
+
+    Returns the players still off their places (with where they are, or None if missing) and all positions.
+    """
+    positions: Positions = {}
+    off: dict[int, tuple[float, float, float] | None] = {}
+    for _ in range(3):
+        obs.spin_until(lambda: False, 1.0)
+        positions = server.positions()
+        off = {
+            u: positions.get((side, u))
+            for u, xy in places.items()
+            if (side, u) not in positions or math.dist(positions[(side, u)][:2], xy) > 0.5
+        }
+        if not off:
+            break
+    return off, positions
+
+
 # ----------------------------------------------------------------------------- tests
 
 
@@ -454,17 +320,7 @@ def test_full_team_in_formation(server: Server, domain_id: int, tmp_path: Path) 
 
         # Where the server has them: torso positions from the monitor's scene graph. Beams repeat
         # every second in BeforeKickOff, so a player that fell is put back on its spot.
-        positions: dict = {}
-        for _ in range(3):
-            obs.spin_until(lambda: False, 1.0)
-            positions = server.positions()
-            off = {
-                u: positions.get(('Left', u))
-                for u in unums
-                if ('Left', u) not in positions or math.dist(positions[('Left', u)][:2], formation(u)[:2]) > 0.5
-            }
-            if not off:
-                break
+        off, positions = _settle(obs, server, 'Left', {u: formation(u)[:2] for u in unums})
         assert not off, f'players not at their formation places (torso x, y, z): {off}; all: {positions}'
         assert not any(side == 'Right' for side, _ in positions), positions
         for u in unums:
@@ -523,18 +379,7 @@ def test_second_team_gets_right_side(server: Server, domain_id: int, tmp_path: P
                 assert s.beam[:2] == pytest.approx(formation(u)[:2], abs=1e-3)
             assert server.trainer.state.team_left == 'Alpha'
             assert server.trainer.state.team_right == 'Beta'
-            positions: dict = {}
-            for _ in range(3):
-                obs.spin_until(lambda: False, 1.0)
-                positions = server.positions()
-                off = {
-                    u: positions.get(('Right', u))
-                    for u in (1, 2, 3)
-                    if ('Right', u) not in positions
-                    or math.dist(positions[('Right', u)][:2], (-formation(u)[0], -formation(u)[1])) > 0.5
-                }
-                if not off:
-                    break
+            off, positions = _settle(obs, server, 'Right', {u: (-formation(u)[0], -formation(u)[1]) for u in (1, 2, 3)})
             assert not off, f'right players not at their mirrored places: {off}; all: {positions}'
             assert ('Left', 1) in positions
 
