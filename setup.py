@@ -46,6 +46,7 @@ setup(
             'motion_node = robocup3d_motion.motion_node:main',
             'strategy_node = robocup3d_strategy.strategy_node:main',
             'player = robocup3d_strategy.player:main',
+            'world_model_node = robocup3d_perception.world_model_node:main',
         ],
     },
 )

@@ -50,18 +50,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_mujoco_server(run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None,
-                        env: dict[str, str] | None = None) -> subprocess.Popen:
+def start_mujoco_server(
+    run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen:
     """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``."""
     exe = shutil.which('rcssservermj') or str(Path(sys.executable).parent / 'rcssservermj')
     if not Path(exe).exists():
         raise FileNotFoundError('rcssservermj not found: pip install rcsssmj')
     run_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [exe, '--host', '127.0.0.1', '--aport', str(agent_port), '--mport', str(monitor_port), '--no-render',
-           *(extra or [])]
+    cmd = [
+        exe,
+        '--host',
+        '127.0.0.1',
+        '--aport',
+        str(agent_port),
+        '--mport',
+        str(monitor_port),
+        '--no-render',
+        *(extra or []),
+    ]
     with open(run_dir / 'server.out', 'ab') as out:
-        return subprocess.Popen(cmd, cwd=run_dir, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        return subprocess.Popen(cmd, cwd=run_dir, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def connect_trainer(port: int, dialect: Dialect, timeout: float = 15.0) -> TrainerClient:
@@ -127,8 +136,7 @@ class _DiagnosticsWatcher:
 
 
 def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
-    return TeamConfig('mujoco', name, '127.0.0.1', port,
-                      tuple(PlayerConfig(u, robot) for u in range(1, players + 1)))
+    return TeamConfig('mujoco', name, '127.0.0.1', port, tuple(PlayerConfig(u, robot) for u in range(1, players + 1)))
 
 
 def match_parser() -> argparse.ArgumentParser:
@@ -163,8 +171,13 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         log(f'server up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
         for i, name in enumerate(args.teams):
-            runner = TeamRunner(_team(name, aport, args.players, args.robot), run_dir, env=env,
-                                extra_args=['--no-raw'], clock_player=1 if i == 0 else None)
+            runner = TeamRunner(
+                _team(name, aport, args.players, args.robot),
+                run_dir,
+                env=env,
+                extra_args=['--no-raw'],
+                clock_player=1 if i == 0 else None,
+            )
             runner.start(stagger=0.3)
             runners.append(runner)
             _wait(trainer, watcher, 4.0)  # the left team must be in before the right one joins
@@ -178,8 +191,10 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             _wait(trainer, watcher, 0.5)
             if trainer.state.play_mode != modes[-1]:
                 modes.append(trainer.state.play_mode)
-                log(f'  {trainer.state.game_time:7.2f} s  {trainer.state.play_mode}  '
-                    f'{trainer.state.score_left}:{trainer.state.score_right}')
+                log(
+                    f'  {trainer.state.game_time:7.2f} s  {trainer.state.play_mode}  '
+                    f'{trainer.state.score_left}:{trainer.state.score_right}'
+                )
             for r in runners:
                 for line in r.poll():
                     log(f'  {line}')
@@ -210,8 +225,7 @@ def _wait(trainer: TrainerClient, watcher: _DiagnosticsWatcher | None, seconds: 
             watcher.spin_for(0.03)
 
 
-def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, timeout: float,
-                  log: callable) -> None:
+def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, timeout: float, log: callable) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         ready = [k for k, v in watcher.latest.items() if int(v.get('cycles', '0')) > 0]
@@ -231,9 +245,11 @@ def format_result(r: MatchResult) -> str:
     ]
     for name, v in r.players.items():
         errors = sum(int(v.get(k, '0')) for k in ('parse_errors', 'perceptor_errors', 'action_errors'))
-        lines.append(f'{name:<18}{v.get("cycles", "?"):>8}{v.get("replies_fallback", "?"):>7}'
-                     f'{v.get("latency_p50_ms", "?"):>8}{v.get("latency_p99_ms", "?"):>8}{errors:>8}'
-                     f'{r.restarts.get(name, 0):>9}')
+        lines.append(
+            f'{name:<18}{v.get("cycles", "?"):>8}{v.get("replies_fallback", "?"):>7}'
+            f'{v.get("latency_p50_ms", "?"):>8}{v.get("latency_p99_ms", "?"):>8}{errors:>8}'
+            f'{r.restarts.get(name, 0):>9}'
+        )
     return '\n'.join(lines)
 
 

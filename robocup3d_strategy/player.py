@@ -14,6 +14,7 @@ from rclpy.parameter import Parameter
 from robocup3d_bridge.bridge_node import DEFAULT_PORTS, BridgeNode
 from robocup3d_bridge.node_main import spin_nodes
 from robocup3d_motion.motion_node import MotionNode
+from robocup3d_perception.world_model_node import WorldModelNode
 from robocup3d_strategy.strategy_node import StrategyNode
 
 __all__ = ['main', 'player_namespace', 'player_parser']
@@ -34,6 +35,7 @@ def player_parser() -> argparse.ArgumentParser:
     p.add_argument('--unum', type=int, default=1)
     p.add_argument('--robot', default='', help='T1 or K1 on mujoco; nao on simspark')
     p.add_argument('--type', dest='robot_type', type=int, default=0, help='Nao heterogeneous type 0-4')
+    p.add_argument('--rules', default='ssim', help='RCSSServerMJ rule book (field): ssim, ssim26, fifa')
     p.add_argument('--publish-clock', action='store_true', help='publish /clock from server time')
     p.add_argument('--no-raw', action='store_true', help='do not publish raw/percept and raw/action')
     p.add_argument('--bridge-only', action='store_true', help='run only the bridge node')
@@ -69,7 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     def strategy(**kw: object) -> StrategyNode:
         return StrategyNode(namespace=ns, parameter_overrides=common)
 
-    factories = [bridge] if args.bridge_only else [bridge, motion, strategy]
+    def world_model(**kw: object) -> WorldModelNode:
+        extra = [Parameter('team', value=args.team), Parameter('rules', value=args.rules)]
+        return WorldModelNode(namespace=ns, parameter_overrides=[*common, *extra])
+
+    factories = [bridge] if args.bridge_only else [bridge, world_model, motion, strategy]
     return spin_nodes(factories, [sys.argv[0], *ros_args])
 
 

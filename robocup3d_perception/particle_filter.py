@@ -1,0 +1,311 @@
+"""Self-localization: a particle filter over the torso's (x, y, yaw) in the absolute frame.
+
+As in the seeds (UT Austin Villa's ``PFLocalization``): each cycle the particles move
+by the odometry (walk odometry when there is one, the gyro's yaw change always) plus
+diffusion; each ``See`` reweights them by how well the seen landmarks (and, on
+SimSpark, the seen field lines) fit; they are resampled (low-variance) when the
+effective sample size drops, and fresh particles are injected.
+
+Injection (sensor resetting): landmark names are unique, so two or more seen landmarks
+give the pose in closed form (a weighted 2-D rigid fit); one landmark gives the
+position for any assumed heading. A few particles are always drawn around that
+candidate; when the candidate explains the observations clearly better than the best
+particle (a beam, a referee move, a trainer kidnap), most of the cloud is replaced,
+so the filter recovers at the next ``See`` or two.
+
+Lines are scored with a precomputed distance map of the field lines (5 cm cells), so
+a line costs a table lookup per particle and sample point. Everything is vectorised
+over the particles.
+
+REQUIRES: LevelObservations, yaw change, Odometry. PROVIDES: RobotPose (x, y, yaw, cov).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from robocup3d_perception.field import FieldModel
+from robocup3d_perception.representations import LevelObservations, Odometry
+
+__all__ = ['LocatorParameters', 'SelfLocator', 'line_distance_map']
+
+
+@dataclass(frozen=True, slots=True)
+class LocatorParameters:
+    """Tuning of :class:`SelfLocator` (m, rad, per cycle unless said otherwise)."""
+
+    particles: int = 300
+    sigma_distance: float = 0.04  # m, landmark distance error at 0 m
+    sigma_distance_rel: float = 0.025  # landmark distance error per metre
+    sigma_bearing: float = 0.02  # rad
+    sigma_line: float = 0.08  # m, distance of a seen line point to the nearest field line
+    sigma_line_rel: float = 0.01  # per metre of distance
+    outlier: float = 0.02  # likelihood floor of one observation (robustness)
+    diffusion_xy: float = 0.004  # m per cycle
+    diffusion_yaw: float = 0.003  # rad per cycle
+    odometry_noise: float = 0.1  # relative
+    inject_always: float = 0.03  # fraction of particles drawn around the candidate every See
+    inject_kidnap: float = 0.7  # fraction when the candidate is clearly better
+    kidnap_margin: float = 1.0  # per-observation log-likelihood margin that means "kidnapped"
+    max_line_points: int = 40  # sample points from seen lines per update
+    max_line_range: float = 12.0  # m; farther line points are ignored
+
+
+@cache
+def line_distance_map(fld: FieldModel, cell: float = 0.05, margin: float = 2.0) -> tuple[np.ndarray, float, float]:
+    """Distance (m) from each cell to the nearest field line: ``(grid, x0, y0)``, grid[ix, iy]."""
+    xs = np.arange(-fld.half_length - margin, fld.half_length + margin + cell, cell)
+    ys = np.arange(-fld.half_width - margin, fld.half_width + margin + cell, cell)
+    gx, gy = np.meshgrid(xs, ys, indexing='ij')
+    best = np.full(gx.shape, np.inf)
+    for x1, y1, x2, y2 in fld.lines:
+        dx, dy = x2 - x1, y2 - y1
+        t = np.clip(((gx - x1) * dx + (gy - y1) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+        np.minimum(best, np.hypot(gx - (x1 + t * dx), gy - (y1 + t * dy)), out=best)
+    for cx, cy, r in fld.circles:
+        np.minimum(best, np.abs(np.hypot(gx - cx, gy - cy) - r), out=best)
+    best = best.astype(np.float32)
+    best.setflags(write=False)
+    return best, float(xs[0]), float(ys[0])
+
+
+def _wrap(a: np.ndarray) -> np.ndarray:
+    return (a + np.pi) % (2 * np.pi) - np.pi
+
+
+class SelfLocator:
+    """Particle filter for the torso pose.
+
+    Args:
+        fld: the field model (landmarks and lines).
+        params: tuning.
+        seed: random seed (tests, offline runs are reproducible).
+        use_lines: score seen field lines (SimSpark); MJ sends none.
+    """
+
+    requires = ('LevelObservations', 'yaw_delta', 'Odometry')
+    provides = ('RobotPose',)
+
+    def __init__(
+        self,
+        fld: FieldModel,
+        params: LocatorParameters | None = None,
+        seed: int | None = 0,
+        use_lines: bool = True,
+    ) -> None:
+        self.field = fld
+        self.p = params or LocatorParameters()
+        self.rng = np.random.default_rng(seed)
+        self.use_lines = use_lines and len(fld.lines) > 0
+        self._dmap = line_distance_map(fld) if self.use_lines else None
+        n = self.p.particles
+        self.particles = np.empty((n, 3))
+        self.weights = np.full(n, 1.0 / n)
+        self.spread_uniform()
+        self.last_score = -10.0  # per-observation log-likelihood of the estimate at the last See
+        self.kidnaps = 0
+        self._ref = self.particles[0].copy()  # centre of the cluster the estimate follows
+
+    # -- initialisation -------------------------------------------------------------
+
+    def spread_uniform(self) -> None:
+        """Spread the particles over the whole field (no idea where we are)."""
+        n = self.p.particles
+        f = self.field
+        self.particles[:, 0] = self.rng.uniform(-f.half_length - f.border, f.half_length + f.border, n)
+        self.particles[:, 1] = self.rng.uniform(-f.half_width - f.border, f.half_width + f.border, n)
+        self.particles[:, 2] = self.rng.uniform(-np.pi, np.pi, n)
+        self.weights.fill(1.0 / n)
+        self._ref = self.particles[0].copy()
+
+    def reset_to(self, x: float, y: float, yaw: float, sigma_xy: float = 0.1, sigma_yaw: float = 0.1) -> None:
+        """Put all particles around a known pose (e.g. after our own beam)."""
+        n = self.p.particles
+        self.particles[:] = self._around(np.array([x, y, yaw]), n, sigma_xy, sigma_yaw)
+        self.weights.fill(1.0 / n)
+        self._ref = np.array([x, y, yaw], dtype=float)
+
+    def _around(self, pose: np.ndarray, n: int, sigma_xy: float, sigma_yaw: float) -> np.ndarray:
+        out = np.empty((n, 3))
+        out[:, :2] = pose[:2] + self.rng.normal(0.0, sigma_xy, (n, 2))
+        out[:, 2] = _wrap(pose[2] + self.rng.normal(0.0, sigma_yaw, n))
+        return out
+
+    # -- prediction -----------------------------------------------------------------
+
+    def predict(self, yaw_delta: float, odometry: Odometry | None = None, noise_scale: float = 1.0) -> None:
+        """Move every particle by the odometry (torso frame) and the gyro's yaw change, plus diffusion."""
+        p, pr = self.particles, self.p
+        n = len(p)
+        if odometry is not None and (odometry.dx or odometry.dy):
+            c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
+            k = 1.0 + self.rng.normal(0.0, pr.odometry_noise, n)
+            p[:, 0] += k * (c * odometry.dx - s * odometry.dy)
+            p[:, 1] += k * (s * odometry.dx + c * odometry.dy)
+        p[:, 2] += yaw_delta
+        r = self._ref
+        if odometry is not None and (odometry.dx or odometry.dy):
+            c0, s0 = math.cos(r[2]), math.sin(r[2])
+            r[0] += c0 * odometry.dx - s0 * odometry.dy
+            r[1] += s0 * odometry.dx + c0 * odometry.dy
+        r[2] = _wrap(r[2] + yaw_delta)
+        p[:, :2] += self.rng.normal(0.0, pr.diffusion_xy * noise_scale, (n, 2))
+        p[:, 2] = _wrap(p[:, 2] + self.rng.normal(0.0, pr.diffusion_yaw * noise_scale, n))
+
+    # -- observation ----------------------------------------------------------------
+
+    def _log_likelihood(self, poses: np.ndarray, obs: LevelObservations) -> tuple[np.ndarray, int]:
+        """Summed log-likelihood per pose, and how many observations went in."""
+        pr = self.p
+        total = np.zeros(len(poses))
+        count = 0
+        c, s = np.cos(poses[:, 2]), np.sin(poses[:, 2])
+        known = [i for i, n in enumerate(obs.landmark_names) if n in self.field.landmarks]
+        if known:
+            names = [obs.landmark_names[i] for i in known]
+            f = self.field.landmark_array(names)[:, :2]  # (k, 2)
+            o = obs.landmarks[known, :2]  # (k, 2)
+            d_obs = np.hypot(o[:, 0], o[:, 1])
+            b_obs = np.arctan2(o[:, 1], o[:, 0])
+            dx = f[None, :, 0] - poses[:, None, 0]
+            dy = f[None, :, 1] - poses[:, None, 1]
+            d_pred = np.hypot(dx, dy)
+            b_pred = np.arctan2(dy, dx) - poses[:, None, 2]
+            sd = pr.sigma_distance + pr.sigma_distance_rel * d_obs
+            e2 = ((d_pred - d_obs) / sd) ** 2 + (_wrap(b_pred - b_obs) / pr.sigma_bearing) ** 2
+            total += np.log(np.exp(-0.5 * e2) + pr.outlier).sum(axis=1)
+            count += len(known)
+        if self._dmap is not None and len(obs.lines):
+            pts = self._line_points(obs)
+            if len(pts):
+                grid, x0, y0 = self._dmap
+                gx = poses[:, None, 0] + c[:, None] * pts[None, :, 0] - s[:, None] * pts[None, :, 1]
+                gy = poses[:, None, 1] + s[:, None] * pts[None, :, 0] + c[:, None] * pts[None, :, 1]
+                ix = np.clip(((gx - x0) * 20.0).astype(np.int32), 0, grid.shape[0] - 1)
+                iy = np.clip(((gy - y0) * 20.0).astype(np.int32), 0, grid.shape[1] - 1)
+                dist = grid[ix, iy]
+                sl = pr.sigma_line + pr.sigma_line_rel * np.hypot(pts[:, 0], pts[:, 1])
+                # Line points are many and correlated: they count as a third of an observation each.
+                total += np.log(np.exp(-0.5 * (dist / sl) ** 2) + pr.outlier).sum(axis=1) / 3.0
+                count += max(1, len(pts) // 3)
+        if count:
+            margin = self.field.border
+            off = np.maximum(np.abs(poses[:, 0]) - self.field.half_length - margin, 0.0) + np.maximum(
+                np.abs(poses[:, 1]) - self.field.half_width - margin, 0.0
+            )
+            total -= 50.0 * off * count
+        return total, count
+
+    def _line_points(self, obs: LevelObservations) -> np.ndarray:
+        """Ground points (m, level frame) sampled along the seen lines."""
+        pr = self.p
+        a, b = obs.lines[:, 0, :2], obs.lines[:, 1, :2]
+        length = np.hypot(*(b - a).T)
+        k = np.clip(np.ceil(length / 0.5).astype(int), 1, 6)  # about every 0.5 m
+        pts = [a[i] + (b[i] - a[i]) * t for i in range(len(a)) for t in np.linspace(0.0, 1.0, k[i] + 1)]
+        pts = np.array(pts).reshape(-1, 2)
+        pts = pts[np.hypot(pts[:, 0], pts[:, 1]) < pr.max_line_range]
+        if len(pts) > pr.max_line_points:
+            pts = pts[np.linspace(0, len(pts) - 1, pr.max_line_points).astype(int)]
+        return pts
+
+    def candidates(self, obs: LevelObservations, heading_hint: float | None = None) -> np.ndarray:
+        """Poses (k, 3) that fit the seen landmarks exactly; empty without landmarks.
+
+        Two or more landmarks: the weighted rigid fit (one pose). One landmark: the
+        position that fits it for each heading of a 5-degree grid plus ``heading_hint``
+        (the likelihood, with the lines, picks among them).
+        """
+        known = [i for i, n in enumerate(obs.landmark_names) if n in self.field.landmarks]
+        if not known:
+            return np.zeros((0, 3))
+        f = self.field.landmark_array([obs.landmark_names[i] for i in known])[:, :2]
+        o = obs.landmarks[known, :2]
+        if len(known) >= 2 and np.ptp(f, axis=0).max() > 0.5:
+            w = 1.0 / (self.p.sigma_distance + self.p.sigma_distance_rel * np.hypot(o[:, 0], o[:, 1])) ** 2
+            w = w / w.sum()
+            fc, oc = w @ f, w @ o
+            h = ((o - oc) * w[:, None]).T @ (f - fc)  # 2x2 cross-covariance
+            yaws = np.array([math.atan2(h[0, 1] - h[1, 0], h[0, 0] + h[1, 1])])
+        else:
+            fc, oc = f[0], o[0]
+            yaws = np.linspace(-np.pi, np.pi, 72, endpoint=False)
+            if heading_hint is not None:
+                yaws = np.append(yaws, heading_hint)
+        c, s = np.cos(yaws), np.sin(yaws)
+        x = fc[0] - (c * oc[0] - s * oc[1])
+        y = fc[1] - (s * oc[0] + c * oc[1])
+        return np.stack([x, y, yaws], axis=1)
+
+    def update(self, obs: LevelObservations, heading_hint: float | None = None) -> None:
+        """Reweight by one ``See``, resample when needed, inject particles around the candidate."""
+        pr = self.p
+        n = len(self.particles)
+        cands = self.candidates(obs, heading_hint)
+        poses = np.vstack([self.particles, cands]) if len(cands) else self.particles
+        ll, count = self._log_likelihood(poses, obs)
+        if count == 0:
+            return
+        ll_particles = ll[:n]
+        logw = np.log(self.weights + 1e-300) + ll_particles
+        logw -= logw.max()
+        w = np.exp(logw)
+        self.weights = w / w.sum()
+        best = float(ll_particles.max()) / count
+        self.last_score = best
+        self._ref = self.particles[int(np.argmax(self.weights))].copy()
+        inject, cand = 0.0, None
+        if len(cands):
+            j = int(np.argmax(ll[n:]))
+            cand, cand_score = cands[j], float(ll[n + j]) / count
+            inject = pr.inject_always
+            if cand_score > best + pr.kidnap_margin:
+                inject = pr.inject_kidnap
+                self.kidnaps += 1
+                self._ref = cand.copy()
+                self.last_score = cand_score
+        n_eff = 1.0 / float(np.sum(self.weights**2))
+        if n_eff < n / 2 or inject > 0:
+            self._resample(cand, inject)
+
+    def _resample(self, cand: np.ndarray | None, inject: float) -> None:
+        n = len(self.particles)
+        m = round(inject * n) if cand is not None else 0
+        keep = n - m
+        # low-variance (systematic) resampling
+        positions = (self.rng.random() + np.arange(keep)) / keep
+        idx = np.searchsorted(np.cumsum(self.weights), positions)
+        idx = np.minimum(idx, n - 1)
+        new = self.particles[idx]
+        if m:
+            new = np.vstack([new, self._around(cand, m, 0.15, 0.08)])
+        self.particles = new
+        self.weights = np.full(n, 1.0 / n)
+
+    # -- estimate -------------------------------------------------------------------
+
+    def estimate(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(pose (3,), covariance (3, 3), weight share of the main cluster)``.
+
+        The pose is the weighted mean of the particles near the heaviest one (so a
+        second cluster after an injection does not pull the estimate between them).
+        """
+        p, w = self.particles, self.weights
+        ref = self._ref
+        near = (np.hypot(p[:, 0] - ref[0], p[:, 1] - ref[1]) < 0.6) & (np.abs(_wrap(p[:, 2] - ref[2])) < 0.4)
+        if not near.any():
+            near = np.ones(len(p), dtype=bool)
+        wn = w[near]
+        share = float(wn.sum())
+        wn = wn / share
+        q = p[near]
+        mx, my = wn @ q[:, 0], wn @ q[:, 1]
+        yaw = math.atan2(wn @ np.sin(q[:, 2]), wn @ np.cos(q[:, 2]))
+        d = np.stack([q[:, 0] - mx, q[:, 1] - my, _wrap(q[:, 2] - yaw)], axis=1)
+        cov = (d * wn[:, None]).T @ d + np.diag([1e-4, 1e-4, 1e-4])
+        self._ref = np.array([mx, my, yaw])
+        return np.array([mx, my, yaw]), cov, share

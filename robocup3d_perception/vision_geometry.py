@@ -1,0 +1,103 @@
+"""Vision geometry: polar observations -> camera-frame points -> level-frame points.
+
+A polar observation ``(d, az, el)`` (azimuth positive to the left, elevation positive
+upwards, both relative to the camera's line of sight) is the camera-frame point
+``d * (cos el cos az, cos el sin az, sin el)``. The camera pose in the torso frame
+comes from forward kinematics over the neck joints (``robocup3d_motion.kinematics``),
+and the torso's roll and pitch from the orientation filter turn torso-frame points
+into the ``level`` frame (z up, x along the torso heading) the locator works in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from robocup3d_bridge.percept import Polar, Vision
+from robocup3d_motion.body import Body
+from robocup3d_motion.kinematics import camera_pose
+from robocup3d_perception.representations import CameraObservations, LevelObservations, frozen_array
+
+__all__ = ['CameraModel', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera']
+
+
+def polar_to_camera(distance: float, azimuth: float, elevation: float) -> tuple[float, float, float]:
+    """Camera-frame point (m) of one polar observation (m, rad, rad)."""
+    ce = math.cos(elevation)
+    return (distance * ce * math.cos(azimuth), distance * ce * math.sin(azimuth), distance * math.sin(elevation))
+
+
+def polars_to_camera(polar: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`polar_to_camera` over an (n, 3) array of ``d az el``."""
+    p = np.asarray(polar, dtype=float).reshape(-1, 3)
+    d, az, el = p[:, 0], p[:, 1], p[:, 2]
+    ce = np.cos(el)
+    return np.stack([d * ce * np.cos(az), d * ce * np.sin(az), d * np.sin(el)], axis=1)
+
+
+def _pt(p: Polar) -> tuple[float, float, float]:
+    return polar_to_camera(p.distance, p.azimuth, p.elevation)
+
+
+def observations_from_vision(v: Vision) -> CameraObservations:
+    """Camera-frame observations of a parsed ``See``; ground-truth fields are dropped."""
+    lines = np.array([[_pt(a), _pt(b)] for a, b in v.lines], dtype=float).reshape(-1, 2, 3)
+    return CameraObservations(
+        landmarks={name: _pt(p) for name, p in v.landmarks.items()},
+        ball=_pt(v.ball) if v.ball is not None else None,
+        players=tuple((s.team, s.unum, {k: _pt(p) for k, p in s.parts.items()}) for s in v.players),
+        lines=frozen_array(lines),
+    )
+
+
+class CameraModel:
+    """Camera pose from the neck joints, and the camera -> level transform.
+
+    Args:
+        body: the robot's kinematic model (``robocup3d_motion.body.body_for``).
+    """
+
+    requires = ('CameraObservations', 'tilt')
+    provides = ('LevelObservations',)
+
+    def __init__(self, body: Body) -> None:
+        self.body = body
+        self._cache_key: tuple[float, ...] | None = None
+        self._cache_pose = np.eye(4)
+        self._neck = tuple(j for j in ('hj1', 'hj2') if j in body.joint_names) or tuple(body.joint_names[:2])
+
+    def camera_in_torso(self, joints: Mapping[str, float]) -> np.ndarray:
+        """4x4 camera pose in the torso frame (cached while the neck angles stay the same)."""
+        key = tuple(round(float(joints.get(j, 0.0)), 6) for j in self._neck)
+        if key != self._cache_key:
+            self._cache_pose = camera_pose(self.body, joints)
+            self._cache_key = key
+        return self._cache_pose
+
+    def to_level(self, obs: CameraObservations, joints: Mapping[str, float], tilt: np.ndarray) -> LevelObservations:
+        """Observations in the level frame, given neck angles (rad) and the torso tilt matrix.
+
+        ``tilt`` is the 3x3 rotation from the torso frame to the level frame (roll and
+        pitch only), as :class:`~robocup3d_perception.orientation.OrientationFilter` gives it.
+        """
+        t = self.camera_in_torso(joints)
+        rot = tilt @ t[:3, :3]
+        origin = tilt @ t[:3, 3]
+
+        def level(points: np.ndarray) -> np.ndarray:
+            return points @ rot.T + origin
+
+        names = tuple(obs.landmarks)
+        lm = level(np.array([obs.landmarks[n] for n in names], dtype=float).reshape(-1, 3))
+        ball = level(np.array(obs.ball, dtype=float).reshape(1, 3))[0] if obs.ball is not None else None
+        players = []
+        for team, unum, parts in obs.players:
+            if parts:
+                pts = level(np.array(list(parts.values()), dtype=float).reshape(-1, 3))
+                players.append((team, unum, pts.mean(axis=0)))
+        lines = obs.lines
+        lines = level(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else np.zeros((0, 2, 3))
+        axis = rot[:, 0]
+        return LevelObservations(names, lm, ball, tuple(players), lines, math.atan2(axis[1], axis[0]), float(origin[2]))

@@ -1,0 +1,133 @@
+"""The world model node: one player's localization and tracking, as ROS topics.
+
+Subscribes (in the player's namespace): ``joint_states``, ``imu``, ``vision/objects``
+and ``game_state`` from the bridge. It never subscribes to ``ground_truth/*``.
+Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
+``ball/stop`` (PointStamped), ``players`` (JSON String) and ``world_model/markers``
+(MarkerArray for rviz), all in the ``field`` frame (our team's frame, +x towards the
+goal we attack). Each ``imu`` message (one per server cycle) advances the model;
+each ``vision/objects`` message is fused as soon as it arrives.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+from robocup3d_bridge.conversions import seconds_from_stamp
+from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_motion.body import body_for
+from robocup3d_perception import conversions as conv
+from robocup3d_perception.field import field_for
+from robocup3d_perception.representations import CycleInput
+from robocup3d_perception.world_model import WorldModel, WorldModelParameters
+
+__all__ = ['WorldModelNode', 'main']
+
+
+class WorldModelNode(Node):
+    """Runs :class:`~robocup3d_perception.world_model.WorldModel` on the bridge's topics."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__('world_model', **kwargs)
+        server = self.declare_parameter('server', 'mujoco').value
+        robot = self.declare_parameter('robot', '').value or ('T1' if server == 'mujoco' else 'nao')
+        robot_type = int(self.declare_parameter('robot_type', 0).value)
+        rules = self.declare_parameter('rules', 'ssim').value
+        self.team = self.declare_parameter('team', '').value
+        self.unum = int(self.declare_parameter('unum', 1).value)
+        self.side = self.declare_parameter('side', '').value or 'left'  # game_state overrides when empty
+        self._side_fixed = bool(self.get_parameter('side').value)
+        self.frame = self.declare_parameter('frame_id', 'field').value
+        self.publish_markers = bool(self.declare_parameter('publish_markers', True).value)
+        seed = int(self.declare_parameter('seed', 0).value)
+
+        self.model = WorldModel(
+            body_for(robot, robot_type),
+            field_for(server, rules),  # raises ValueError on a wrong config
+            use_lines=server == 'simspark',
+            params=WorldModelParameters(seed=seed),
+        )
+        self._joints: dict[str, float] = {}
+        self._play_mode: str | None = None
+        self.cpu: list[float] = []  # s per update, the last 1000
+
+        self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
+        self.pub_ball = self.create_publisher(Odometry, 'ball', 1)
+        self.pub_stop = self.create_publisher(PointStamped, 'ball/stop', 1)
+        self.pub_players = self.create_publisher(String, 'players', 1)
+        self.pub_markers = self.create_publisher(MarkerArray, 'world_model/markers', 1)
+        self.create_subscription(JointState, 'joint_states', self._on_joints, 1)
+        self.create_subscription(Imu, 'imu', self._on_imu, 5)
+        self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
+        self.create_subscription(String, 'game_state', self._on_game, LATCHED)
+        self.get_logger().info(
+            f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
+        )
+
+    def _on_joints(self, msg: JointState) -> None:
+        self._joints = dict(zip(msg.name, msg.position, strict=False))
+
+    def _on_game(self, msg: String) -> None:
+        try:
+            g = json.loads(msg.data)
+        except ValueError:
+            return
+        if not self._side_fixed and g.get('side') in ('left', 'right'):
+            self.side = g['side']
+        self.team = self.team or g.get('team') or ''
+        self._play_mode = g.get('play_mode')
+
+    def _input(self, stamp: object, **kw: object) -> CycleInput:
+        return CycleInput(
+            time=seconds_from_stamp(stamp),
+            joints=self._joints,
+            side=self.side,
+            team=self.team,
+            unum=self.unum,
+            play_mode=self._play_mode,
+            **kw,
+        )
+
+    def _on_imu(self, msg: Imu) -> None:
+        a, w = msg.linear_acceleration, msg.angular_velocity
+        self._run(self._input(msg.header.stamp, gyro=(w.x, w.y, w.z), accel=(a.x, a.y, a.z)), msg.header.stamp)
+
+    def _on_vision(self, msg: MarkerArray) -> None:
+        if not msg.markers:
+            return
+        stamp = msg.markers[0].header.stamp
+        self._run(self._input(stamp, vision=conv.camera_observations_from_markers(msg)), stamp)
+
+    def _run(self, inp: CycleInput, stamp: object) -> None:
+        if self.model.time is not None and inp.time < self.model.time - 1.0:
+            self.get_logger().info('server time went back: starting afresh')
+            self.model.time = None
+        t0 = time.perf_counter()
+        state = self.model.update(inp)
+        self.cpu.append(time.perf_counter() - t0)
+        del self.cpu[:-1000]
+        self.pub_pose.publish(conv.pose_msg(state, stamp, self.frame))
+        if state.ball.valid:
+            self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
+            self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
+        if inp.vision is not None:
+            self.pub_players.publish(conv.players_msg(state))
+            if self.publish_markers and self.pub_markers.get_subscription_count() > 0:
+                self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
+
+
+def main(args: list[str] | None = None) -> None:
+    """Run the world model node alone (in the player's namespace: ``--ros-args -r __ns:=/team/p1``)."""
+    raise SystemExit(spin_nodes([WorldModelNode], args))
+
+
+if __name__ == '__main__':
+    main()
