@@ -1,27 +1,196 @@
 """The motion node: owns the player's joint command stream.
 
-For now it holds the robot's configured pose (``config/robots.yaml``); skills and
-the walk plug in here. It answers every ``joint_states`` message with one
-``joint_commands`` message carrying the same stamp, and publishes the gains on
-the latched ``joint_gains`` topic. If ``joint_states`` stop, it stops too; the
-bridge then holds the last pose safely.
+It answers every ``joint_states`` message with one ``joint_commands`` message
+carrying the same stamp, and publishes the PD gains on the latched ``joint_gains``
+topic (RCSSServerMJ). What it commands, in order of priority:
+
+1. a **get-up** skill when the IMU says the robot lies on the ground
+   (:mod:`robocup3d_motion.fall`; front/back/side; skills from :mod:`robocup3d_motion.getup`);
+2. a **requested skill** (``motion_request``, ``std_msgs/String`` with a skill name;
+   ``stand`` returns to standing);
+3. the **stand**: the hold pose of ``config/robots.yaml`` (or ``joint_targets``), with
+   IMU-feedback balance (:mod:`robocup3d_motion.balance`) where the robot has it.
+
+State goes out on ``motion_state`` (``std_msgs/String``, JSON, latched): the current
+skill, whether the robot has fallen and which way, its tilt, and the last error.
+
+Degrading safely: a malformed or unknown request is refused and logged (the robot
+keeps doing what it did); if the IMU stops, balance and fall handling pause and the
+robot holds its current pose; if ``joint_states`` stop, the node stops too and the
+bridge holds the last pose. Nothing here is robot-specific: a robot without get-up
+skills (the Nao, for now) reports its falls and holds its pose.
 """
 
 from __future__ import annotations
 
-from rclpy.node import Node
-from sensor_msgs.msg import JointState
+import json
+import math
+import time
 
-from robocup3d_bridge.config_files import load_config
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+
+from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_motion.balance import BalanceController, balance_settings
+from robocup3d_motion.fall import FallDetector, FallState
+from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.robots import robot_spec
 
-__all__ = ['MotionNode', 'main']
+__all__ = ['MotionCore', 'MotionNode', 'main']
+
+STAND = 'stand'
+
+
+def _seconds(stamp: object) -> float:
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+class MotionCore:
+    """Everything but ROS: skill selection, fall handling, balance. Times in server seconds."""
+
+    def __init__(self, robot: object, robots_cfg: dict, imu_timeout: float = 0.3, getup_pause: float = 0.3) -> None:
+        self.robot = robot
+        self.settings = control_settings(robot, robots_cfg)
+        self.controller = JointController(robot, self.settings)
+        key = 'nao' if robot.server == 'simspark' else robot.name
+        section = robots_cfg.get(key, {}) or {}
+        self.balance = BalanceController(balance_settings(section.get('balance'), robot.joint_names))
+        fall_cfg = section.get('fall', {}) or {}
+        self.fall = FallDetector(
+            fallen_deg=float(fall_cfg.get('fallen_deg', 55.0)),
+            upright_deg=float(fall_cfg.get('upright_deg', 30.0)),
+            confirm_cycles=int(fall_cfg.get('confirm_cycles', 3)),
+        )
+        self.skills: dict[str, object] = {}
+        if robot.server == 'mujoco':
+            self.skills.update(load_keyframe_dir(robot))
+        else:
+            from robocup3d_motion.skills.engine import DATA_DIR, load_registry  # noqa: PLC0415
+
+            self._skl = load_registry([DATA_DIR])
+            self.skills.update({name: None for name in self._skl})
+        self.imu_timeout = imu_timeout
+        self.getup_pause = getup_pause
+        self.targets: dict[str, float] = {}  # external stand targets (joint_targets)
+        self.skill = STAND
+        self.player: object | None = None
+        self._reset = False
+        self.is_getup = False
+        self.state = FallState(False, 'none', 0.0, 0.0, 0.0, (0.0, 0.0, 1.0))
+        self.gyro: tuple[float, float, float] | None = None
+        self.last_imu_wall: float | None = None
+        self.imu_ok = False
+        self.last_cmd: dict[str, float] = dict(self.settings.hold_pose)
+        self.error = ''
+        self.getups = 0
+        self._pause_until = -math.inf
+        self._last_imu_t: float | None = None
+
+    # -- inputs
+    def on_imu(
+        self, t: float, gyro: tuple[float, float, float], accel: tuple[float, float, float], wall: float
+    ) -> None:
+        dt = 0.02 if self._last_imu_t is None else min(max(t - self._last_imu_t, 0.0), 0.1)
+        self._last_imu_t = t
+        if not all(math.isfinite(v) for v in (*gyro, *accel)):
+            self.error = 'imu: non-finite reading ignored'
+            return
+        self.gyro = gyro
+        self.state = self.fall.update(gyro, accel, dt or 0.02)
+        self.last_imu_wall = wall
+
+    def request(self, text: str) -> str:
+        """Handle a skill request; returns '' or the reason it was refused."""
+        name = text.strip() if isinstance(text, str) else ''
+        if name.lower() in (STAND, 'hold'):
+            if not self.is_getup:
+                self._start(STAND)
+            return ''
+        if not name or name not in self.skills:
+            self.error = f'request refused: unknown skill {text!r}; known: {sorted(self.skills)}'
+            return self.error
+        if self.is_getup:
+            self.error = f'request {name} refused: getting up'
+            return self.error
+        if self.robot.server == 'simspark' and not self._skl.player(name, self.robot).is_ready():
+            self.error = f'request {name} refused: needs inverse kinematics'
+            return self.error
+        self._start(name)
+        return ''
+
+    def _start(self, name: str, getup: bool = False) -> None:
+        self.skill, self.is_getup, self._reset = name, getup, True
+        if name == STAND:
+            self.player = None
+        elif self.robot.server == 'simspark':
+            self.player = self._skl.player(name, self.robot)
+        else:
+            self.player = KeyframePlayer(self.skills[name], self.robot)
+
+    # -- one cycle
+    def step(self, t: float, measured: dict[str, float], wall: float) -> dict[str, float]:
+        """Target angles (rad) for this cycle."""
+        self.imu_ok = self.last_imu_wall is not None and wall - self.last_imu_wall <= self.imu_timeout
+        if not self.imu_ok:
+            # No IMU: no balance, no fall handling; keep playing a running skill, else hold still.
+            if self.player is None:
+                return dict(self.last_cmd)
+        elif self.state.fallen and not self.is_getup and t >= self._pause_until:
+            name = getup_skill_for(self.state.direction, self.skills)
+            if name is not None:
+                self.getups += 1
+                self._start(name, getup=True)
+            elif self.skill != STAND:
+                self._start(STAND)
+        if self.player is not None:
+            if isinstance(self.player, KeyframePlayer):
+                out, done = self.player.execute(self._reset, t, measured, start=self.last_cmd)
+            else:
+                out, done = self.player.execute(self._reset, t, measured)
+            self._reset = False
+            cmd = dict(self.last_cmd)
+            cmd.update(out)
+            if done:
+                was_getup = self.is_getup
+                self._start(STAND)
+                if was_getup:
+                    self._pause_until = t + self.getup_pause  # let the detector see the result first
+        else:
+            base = dict(self.settings.hold_pose)
+            base.update(self.targets)
+            cmd = base
+            if self.imu_ok and not self.state.fallen:
+                cmd = self.balance.apply(base, self.state.pitch, self.state.roll, self.gyro)
+        self.last_cmd = cmd
+        return cmd
+
+    def gains(self) -> tuple[dict[str, float], dict[str, float]]:
+        """The PD gains in force: the robot's, with the running skill's overrides."""
+        kp, kd = dict(self.settings.kp), dict(self.settings.kd)
+        if isinstance(self.player, KeyframePlayer):
+            kp.update(self.player.skill.kp)
+            kd.update(self.player.skill.kd)
+        return kp, kd
+
+    def state_dict(self) -> dict:
+        s = self.state
+        return {
+            'skill': self.skill,
+            'getup': self.is_getup,
+            'fallen': s.fallen,
+            'direction': s.direction,
+            'tilt_deg': round(math.degrees(s.tilt), 1),
+            'imu_ok': self.imu_ok,
+            'getups': self.getups,
+            'error': self.error,
+        }
 
 
 class MotionNode(Node):
-    """Hold-pose controller between ``joint_states`` and ``joint_commands``."""
+    """The player's motion: stand with balance, skills on request, get up after falls."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__('motion', **kwargs)
@@ -29,39 +198,77 @@ class MotionNode(Node):
         robot = self.declare_parameter('robot', 'T1' if server == 'mujoco' else 'nao').value
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         robots_file = self.declare_parameter('robots_config', 'robots.yaml').value
+        imu_timeout = float(self.declare_parameter('imu_timeout', 0.3).value)
         self.robot = robot_spec(server, robot, robot_type)
-        self.settings = control_settings(self.robot, load_config(robots_file))
-        self.controller = JointController(self.robot, self.settings)
-        self.targets: dict[str, float] = {}
+        try:
+            self.core = MotionCore(self.robot, load_config(robots_file), imu_timeout)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        self.settings = self.core.settings
+        self.controller = self.core.controller
+        self._gains: tuple | None = None
+        self._last_state = ''
+        self._cycle = 0
         self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
+        self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
         self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
         self.create_subscription(JointState, 'joint_targets', self._on_targets, 1)
-        if self.robot.server == 'mujoco':
-            names = list(self.robot.joint_names)
-            self.pub_gains.publish(
-                JointState(
-                    name=names,
-                    position=[self.settings.kp[n] for n in names],
-                    velocity=[self.settings.kd[n] for n in names],
-                )
-            )
+        self.create_subscription(Imu, 'imu', self._on_imu, 1)
+        self.create_subscription(String, 'motion_request', self._on_request, 10)
+        self._publish_gains()
+        self._publish_state(force=True)
+
+    @property
+    def targets(self) -> dict[str, float]:
+        return self.core.targets
+
+    def _publish_gains(self) -> None:
+        if self.robot.server != 'mujoco':
+            return
+        kp, kd = self.core.gains()
+        key = (tuple(kp.values()), tuple(kd.values()))
+        if key == self._gains:
+            return
+        self._gains = key
+        names = list(self.robot.joint_names)
+        self.pub_gains.publish(JointState(name=names, position=[kp[n] for n in names], velocity=[kd[n] for n in names]))
+
+    def _publish_state(self, force: bool = False) -> None:
+        text = json.dumps(self.core.state_dict(), sort_keys=True)
+        if force or text != self._last_state or self._cycle % 25 == 0:
+            self._last_state = text
+            self.pub_state.publish(String(data=text))
 
     def _on_targets(self, msg: JointState) -> None:
         """Optional external pose targets (rad); unknown names are refused, not guessed."""
         known = self.robot.by_name
         bad = [n for n in msg.name if n not in known]
-        if bad or len(msg.position) != len(msg.name):
-            self.get_logger().error(f'joint_targets refused: unknown joints {bad} or missing positions')
+        if bad or len(msg.position) != len(msg.name) or not all(math.isfinite(v) for v in msg.position):
+            self.get_logger().error(f'joint_targets refused: unknown joints {bad}, missing or non-finite positions')
             return
-        self.targets = dict(zip(msg.name, msg.position, strict=True))
+        self.core.targets = dict(zip(msg.name, msg.position, strict=True))
+
+    def _on_imu(self, msg: Imu) -> None:
+        a, g = msg.angular_velocity, msg.linear_acceleration
+        self.core.on_imu(_seconds(msg.header.stamp), (a.x, a.y, a.z), (g.x, g.y, g.z), time.monotonic())
+
+    def _on_request(self, msg: String) -> None:
+        err = self.core.request(msg.data)
+        if err:
+            self.get_logger().error(err)
+        self._publish_state(force=True)
 
     def _on_joint_states(self, msg: JointState) -> None:
+        self._cycle += 1
         measured = dict(zip(msg.name, msg.position, strict=False))
-        out = self.controller.command(self.targets, measured)
+        targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
+        self._publish_gains()
+        out = self.controller.command(targets, measured)
         cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
         cmd.header.stamp = msg.header.stamp
         self.pub_cmd.publish(cmd)
+        self._publish_state()
 
 
 def main(args: list[str] | None = None) -> None:

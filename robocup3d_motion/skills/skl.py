@@ -370,9 +370,7 @@ def _joint_values(pairs: tuple[tuple[str, V], ...], ev: _Eval, unit: float) -> t
 
 
 def _mirror_values(pairs: tuple[tuple[str, float], ...], flip: bool) -> tuple[tuple[str, float], ...]:
-    return tuple(
-        (MIRROR_JOINT[j], -v if flip and j in FLIPPED_JOINTS else v) for j, v in pairs
-    )
+    return tuple((MIRROR_JOINT[j], -v if flip and j in FLIPPED_JOINTS else v) for j, v in pairs)
 
 
 @dataclass(frozen=True, slots=True)

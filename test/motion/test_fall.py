@@ -1,0 +1,159 @@
+"""Fall detection, balance and keyframe skills: pure Python, no server."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from robocup3d_motion.balance import BalanceController, balance_settings
+from robocup3d_motion.fall import FallDetector, fall_direction
+from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
+from robocup3d_motion.robots import mujoco_robot, nao
+
+G = 9.81
+
+
+def lying(direction: str) -> tuple[float, float, float]:
+    """Accelerometer reading (specific force = up in the torso frame) when lying so."""
+    return {'front': (-G, 0.0, 0.0), 'back': (G, 0.0, 0.0), 'left': (0.0, -G, 0.0),
+            'right': (0.0, G, 0.0), 'none': (0.0, 0.0, G)}[direction]
+
+
+@pytest.mark.parametrize('direction', ['front', 'back', 'left', 'right'])
+def test_static_lying_is_detected_with_direction(direction: str) -> None:
+    det = FallDetector(confirm_cycles=3)
+    states = [det.update((0.0, 0.0, 0.0), lying(direction)) for _ in range(3)]
+    assert not states[0].fallen
+    assert states[-1].fallen and states[-1].direction == direction
+    assert states[-1].tilt == pytest.approx(math.pi / 2, abs=1e-6)
+
+
+def test_upright_with_noise_never_falls() -> None:
+    det = FallDetector()
+    for k in range(500):
+        s = det.update((0.05 * math.sin(k), -0.05 * math.cos(k), 0.0), (0.5 * math.sin(k * 0.3), 0.3, G + 0.5))
+        assert not s.fallen
+    assert s.tilt < math.radians(5)
+
+
+def test_gyro_tracks_a_fall_before_the_accelerometer_settles() -> None:
+    """Falling forward at 3 rad/s while the accelerometer reads free-fall nonsense."""
+    det = FallDetector(fallen_deg=55, confirm_cycles=2)
+    det.update((0, 0, 0), (0, 0, G))
+    fallen_at = None
+    for k in range(40):
+        s = det.update((0.0, 3.0, 0.0), (0.0, 0.0, 2.0), dt=0.02)  # |a| far from g: ignored
+        if s.fallen:
+            fallen_at = k
+            break
+    assert fallen_at is not None and s.direction == 'front'
+    assert s.pitch > 0  # forward lean is positive pitch
+    assert 15 <= fallen_at <= 20  # 55 deg at 3 rad/s = 0.32 s = 16 cycles, + confirmation
+
+
+def test_recovery_needs_upright_for_confirm_cycles() -> None:
+    det = FallDetector(confirm_cycles=3)
+    for _ in range(3):
+        det.update((0, 0, 0), lying('back'))
+    det.reset()
+    s = det.update((0, 0, 0), lying('none'))
+    assert not s.fallen and s.direction == 'none'
+
+
+def test_bad_inputs_are_ignored() -> None:
+    det = FallDetector()
+    s = det.update(None, None)
+    assert not s.fallen
+    s = det.update((math.nan, 0, 0), (math.inf, 0, 0))
+    assert not s.fallen
+    with pytest.raises(ValueError):
+        FallDetector(fallen_deg=20, upright_deg=30)
+
+
+def test_fall_direction_picks_dominant_axis() -> None:
+    assert fall_direction((-0.8, 0.3, 0.1)) == 'front'
+    assert fall_direction((0.2, -0.9, 0.1)) == 'left'
+
+
+def test_balance_offsets_sign_and_clamp() -> None:
+    t1 = mujoco_robot('T1')
+    s = balance_settings({'pitch_joints': {'llj5': 1, 'rlj5': 1}, 'kp_pitch': 0.5, 'kd_pitch': 0.1,
+                          'max_offset_deg': 5}, t1.joint_names)
+    ctl = BalanceController(s)
+    off = ctl.offsets(math.radians(2), 0.0, (0.0, 0.0, 0.0))
+    assert off['llj5'] == pytest.approx(0.5 * math.radians(2)) and off['rlj5'] == off['llj5']
+    assert ctl.offsets(1.0, 0.0, (0.0, 10.0, 0.0))['llj5'] == pytest.approx(math.radians(5))
+    assert ctl.offsets(math.nan, 0.0, None) == {}
+    assert BalanceController(balance_settings(None, t1.joint_names)).offsets(0.3, 0.0, None) == {}
+
+
+def test_balance_settings_refuse_unknown_joints() -> None:
+    from robocup3d_bridge.config_files import ConfigError  # noqa: PLC0415
+
+    with pytest.raises(ConfigError):
+        balance_settings({'pitch_joints': {'nope': 1}}, mujoco_robot('T1').joint_names)
+
+
+@pytest.mark.parametrize('robot', ['T1', 'K1'])
+def test_getup_skills_load_within_limits_and_end_in_the_hold_pose(robot: str) -> None:
+    spec = mujoco_robot(robot)
+    skills = load_keyframe_dir(spec)  # checks names and limits
+    assert {'GETUP_FRONT', 'GETUP_BACK'} <= set(skills)
+    for d in ('front', 'back', 'left', 'right'):
+        assert getup_skill_for(d, skills) is not None
+    player = KeyframePlayer(skills['GETUP_BACK'], spec)
+    joints = dict.fromkeys(spec.joint_names, 0.0)
+    t, done, out = 0.0, False, {}
+    out, done = player.execute(True, t, joints)
+    while not done:
+        t += 0.02
+        out, done = player.execute(False, t, joints)
+        for j, v in out.items():
+            assert spec.by_name[j].lower - 1e-9 <= v <= spec.by_name[j].upper + 1e-9
+    assert t == pytest.approx(skills['GETUP_BACK'].duration, abs=0.03)
+    assert out['llj4'] == pytest.approx(math.radians(25))
+
+
+def test_nao_has_no_getup_yet_and_that_is_fine() -> None:
+    assert getup_skill_for('front', {}) is None
+    assert load_keyframe_dir(nao(0)) == {}
+
+
+def test_motion_core_switches_to_getup_and_refuses_bad_requests() -> None:
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+
+    spec = mujoco_robot('T1')
+    core = MotionCore(spec, load_config('robots.yaml'))
+    joints = dict.fromkeys(spec.joint_names, 0.0)
+    assert core.request('NO_SUCH_SKILL') and core.skill == 'stand'
+    assert core.request('') and core.skill == 'stand'
+    # No IMU yet: hold the last command.
+    first = core.step(0.0, joints, wall=0.0)
+    assert first == core.settings.hold_pose
+    for k in range(5):
+        core.on_imu(0.02 * k, (0.0, 0.0, 0.0), lying('front'), wall=0.0)
+    core.step(0.1, joints, wall=0.0)
+    assert core.skill == 'GETUP_FRONT' and core.is_getup
+    assert core.state_dict()['direction'] == 'front'
+    assert core.request('GETUP_BACK')  # refused while getting up
+    # IMU stops: the running skill goes on, nothing new starts.
+    core.step(0.12, joints, wall=10.0)
+    assert core.imu_ok is False
+
+
+def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+
+    core = MotionCore(nao(0), load_config('robots.yaml'))
+    joints = dict.fromkeys(nao(0).joint_names, 0.0)
+    core.on_imu(0.0, (0.0, 0.0, 0.0), (0.0, 0.0, G), wall=0.0)
+    assert core.request('SKILL_STAND') == ''
+    out = core.step(0.02, joints, wall=0.0)
+    assert set(out) >= set(nao(0).joint_names)
+    for k in range(60):  # a teleport (no gyro): the accelerometer pulls the estimate over in ~0.4 s
+        core.on_imu(0.02 * k, (0.0, 0.0, 0.0), lying('back'), wall=0.0)
+    core.step(1.2, joints, wall=0.0)
+    assert core.state.fallen and core.state_dict()['direction'] == 'back'

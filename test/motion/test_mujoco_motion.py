@@ -1,0 +1,76 @@
+"""Live acceptance tests of the motion node on RCSSServerMJ, through the running graph.
+
+Server + ``robocup3d_strategy.player`` process + trainer; scored from
+``ground_truth/pose`` (which the controller never reads). Uses ``bench/bench_getup.py``'s
+:class:`Graph`. Get-up trials per direction: ``R3D_GETUP_TRIALS`` (default 10; the
+bench runs 20).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.server
+
+BENCH = Path(__file__).resolve().parents[2] / 'bench'
+TRIALS = int(os.environ.get('R3D_GETUP_TRIALS', '10'))
+
+
+def _graph_cls() -> type:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    import bench_getup  # noqa: PLC0415 - the bench owns the graph harness
+
+    return bench_getup.Graph
+
+
+@pytest.fixture(params=['T1', 'K1'])
+def graph(request: pytest.FixtureRequest):
+    try:
+        g = _graph_cls()(request.param).start()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    yield g
+    g.close()
+
+
+def test_stands_60_s_and_answers_requests(graph) -> None:
+    r = graph.stand_trial(60.0)
+    assert not r['fell'], r
+    assert r['tilt_sd_deg'] < 3.0 and r['getups_started'] == 0, r
+    # A malformed request is refused and reported; the robot keeps standing.
+    from std_msgs.msg import String  # noqa: PLC0415
+
+    graph.pub_request.publish(String(data='NO SUCH SKILL'))
+    assert graph.spin_until(lambda: 'refused' in graph.state.get('error', ''), 5.0)
+    assert graph.state['skill'] == 'stand' and not graph.state['fallen']
+    graph.sim_wait(50)
+    assert graph.upright()
+
+
+def test_reports_falls_with_direction(graph) -> None:
+    rng = random.Random(3)
+    graph.stand_up_placed()
+    for d in ('front', 'back'):
+        graph.states_seen.clear()
+        graph.getup_trial(d, rng, timeout=3.0)
+        assert any(s.get('fallen') and s.get('direction') == d for s in graph.states_seen), \
+            json.dumps(graph.states_seen[-3:])
+
+
+@pytest.mark.skip(reason='T1/K1 get-up keyframes do not work yet (0% in bench/bench_getup.py); skipped to save CI time')
+def test_gets_up_from_front_and_back(graph) -> None:
+    rng = random.Random(7)
+    graph.stand_up_placed()
+    ok = {'front': 0, 'back': 0}
+    for _ in range(TRIALS):
+        for d in ('front', 'back'):
+            t = graph.getup_trial(d, rng)
+            ok[d] += t is not None and t < 10.0
+    assert ok['front'] >= 0.9 * TRIALS and ok['back'] >= 0.9 * TRIALS, ok
