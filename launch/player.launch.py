@@ -23,6 +23,7 @@ ARGS = {
     'publish_clock': ('false', 'publish /clock from server time (one player per server)'),
     'publish_raw': ('true', 'publish raw/percept and raw/action'),
     'composed': ('true', 'all nodes of the player in one process'),
+    'world_model': ('false', 'also run the world model node (localization, tracking)'),
 }
 
 
@@ -40,11 +41,13 @@ def _player(context, *_):
             args.append('--publish-clock')
         if v['publish_raw'] not in truthy:
             args.append('--no-raw')
+        if v['world_model'] in truthy:
+            args.append('--world-model')
         return [Node(package='robocup3d', executable='player', name='player', arguments=args, output='screen')]
     common = {'server': server, 'robot': robot, 'robot_type': int(v['type']), 'unum': int(v['unum'])}
     bridge = {**common, 'host': v['host'], 'port': port, 'team': v['team'],
               'publish_clock': v['publish_clock'] in truthy, 'publish_raw': v['publish_raw'] in truthy}
-    return [
+    nodes = [
         Node(package='robocup3d', executable='bridge_node', name='bridge', namespace=ns,
              parameters=[bridge], output='screen'),
         Node(package='robocup3d', executable='motion_node', name='motion', namespace=ns,
@@ -52,6 +55,10 @@ def _player(context, *_):
         Node(package='robocup3d', executable='strategy_node', name='strategy', namespace=ns,
              parameters=[common], output='screen'),
     ]
+    if v['world_model'] in truthy:
+        nodes.append(Node(package='robocup3d', executable='world_model_node', name='world_model', namespace=ns,
+                          parameters=[{**common, 'team': v['team']}], output='screen'))
+    return nodes
 
 
 def generate_launch_description():

@@ -39,6 +39,9 @@ def player_parser() -> argparse.ArgumentParser:
     p.add_argument('--publish-clock', action='store_true', help='publish /clock from server time')
     p.add_argument('--no-raw', action='store_true', help='do not publish raw/percept and raw/action')
     p.add_argument('--bridge-only', action='store_true', help='run only the bridge node')
+    p.add_argument(
+        '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
+    )
     return p
 
 
@@ -75,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         extra = [Parameter('team', value=args.team), Parameter('rules', value=args.rules)]
         return WorldModelNode(namespace=ns, parameter_overrides=[*common, *extra])
 
-    factories = [bridge] if args.bridge_only else [bridge, world_model, motion, strategy]
+    if args.bridge_only:
+        factories = [bridge]
+    else:
+        factories = [bridge, world_model, motion, strategy] if args.world_model else [bridge, motion, strategy]
     return spin_nodes(factories, [sys.argv[0], *ros_args])
 
 

@@ -67,6 +67,7 @@ def player(mujoco_server):
                 TEAM,
                 '--unum',
                 '1',
+                '--world-model',
             ]
         ),
     ]
