@@ -157,7 +157,7 @@ class AgentLoop:
                 self._reply(on_time=False)
         text = raw.decode('ascii', 'replace')
         try:
-            percept = parse_percept(text)
+            percept = parse_percept(text, self.protocol.dialect)
         except PerceptParseError as exc:
             self.stats.parse_errors += 1
             self.log.error('malformed server message skipped (%s): %.120s', exc, text)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -29,7 +30,7 @@ from robocup3d_bridge.agent_loop import AgentLoop
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
-from robocup3d_bridge.protocol import ActionError, make_protocol
+from robocup3d_bridge.protocol import ActionError, JointCommand, make_protocol
 from robocup3d_motion.robots import robot_spec
 
 __all__ = ['DEFAULT_PORTS', 'BridgeNode', 'main']
@@ -53,6 +54,10 @@ class BridgeNode(Node):
         self.publish_clock = bool(self.declare_parameter('publish_clock', False).value)
         self.publish_raw = bool(self.declare_parameter('publish_raw', True).value)
         prefix = self.declare_parameter('frame_prefix', '').value
+        # local_motion: a motion node in this process answers each cycle by a direct call
+        # (see attach_motion); the joint_commands topic is then not read.
+        local_motion = bool(self.declare_parameter('local_motion', False).value)
+        self._motion_step: Callable[[Percept], JointCommand | None] | None = None
         if not prefix:
             prefix = self.get_namespace().strip('/') + '/' if self.get_namespace() != '/' else ''
 
@@ -82,7 +87,8 @@ class BridgeNode(Node):
         self.pub_clock = self.create_publisher(Clock, '/clock', 1) if self.publish_clock else None
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 1)
 
-        self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 1)
+        if not local_motion:
+            self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 1)
         self.create_subscription(JointState, 'joint_gains', self._on_joint_gains, LATCHED)
         self.create_subscription(Pose2D, 'beam', self._on_beam, 1)
         self.create_subscription(String, 'say', self._on_say, 1)
@@ -103,7 +109,19 @@ class BridgeNode(Node):
 
     # -- server -> ROS (runs in the link thread) -------------------------------------
 
+    def attach_motion(self, step: Callable[[Percept], JointCommand | None]) -> None:
+        """Let a motion node in this process answer each cycle directly (no DDS round trip)."""
+        self._motion_step = step
+
     def _on_percept(self, p: Percept, raw: str) -> None:
+        if self._motion_step is not None:
+            try:
+                cmd = self._motion_step(p)
+            except Exception as exc:  # noqa: BLE001 - a motion bug must not stop the server link
+                self.get_logger().error(f'motion step failed: {exc!r}', throttle_duration_sec=1.0)
+                cmd = None
+            if cmd is not None:
+                self.loop.submit_joints(cmd)  # the reply goes out now; publishing follows
         t = p.time if p.time is not None else 0.0
         stamp = conv.stamp_from_seconds(t)
         wanted = _has_subscribers

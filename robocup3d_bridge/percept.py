@@ -128,8 +128,8 @@ class Percept:
 
     time: float | None = None  # server time (s)
     game: GameStateInfo | None = None
-    gyro: tuple[float, float, float] | None = None  # rad/s, torso frame
-    accel: tuple[float, float, float] | None = None  # m/s^2, torso frame
+    gyro: tuple[float, float, float] | None = None  # rad/s, torso frame (REP-103 when parsed with a dialect)
+    accel: tuple[float, float, float] | None = None  # m/s^2, torso frame (REP-103 when parsed with a dialect)
     joint_positions: dict[str, float] = field(default_factory=dict)
     joint_velocities: dict[str, float] = field(default_factory=dict)
     universal_joints: dict[str, tuple[float, float]] = field(default_factory=dict)  # rad

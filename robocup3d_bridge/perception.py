@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 
 from robocup3d_bridge.percept import (
+    Dialect,
     ForceResistance,
     GameStateInfo,
     Hear,
@@ -288,8 +289,15 @@ def _fast_joints(text: str, p: Percept) -> str:
     return ''.join(pieces[0::4])
 
 
-def parse_percept(message: str | bytes) -> Percept:
+def parse_percept(message: str | bytes, dialect: Dialect | str | None = None) -> Percept:
     """Parse one server message (either dialect) into a :class:`Percept`.
+
+    Args:
+        message: the payload, without its length prefix.
+        dialect: the server it came from. With ``simspark``, the gyro and accelerometer
+            are turned from rcssserver3d's torso frame (x right, y forward, z up) into
+            REP-103 (x forward, y left, z up). ``None`` keeps them as on the wire
+            (RCSSServerMJ already uses REP-103 axes).
 
     Raises:
         PerceptParseError: the message is not a well-formed S-expression.
@@ -317,4 +325,9 @@ def parse_percept(message: str | bytes) -> Percept:
             reader(expr, p)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             p.errors.append(f'{kind}: {exc!s} in {to_sexp(expr)[:80]}')
+    if dialect == Dialect.SIMSPARK:
+        if p.gyro is not None:
+            p.gyro = (p.gyro[1], -p.gyro[0], p.gyro[2])
+        if p.accel is not None:
+            p.accel = (p.accel[1], -p.accel[0], p.accel[2])
     return p

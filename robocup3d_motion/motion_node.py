@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 
 from rclpy.node import Node
@@ -32,7 +33,10 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.conversions import stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_bridge.percept import Percept
+from robocup3d_bridge.protocol import JointCommand
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.fall import FallDetector, FallState
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
@@ -199,6 +203,8 @@ class MotionNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         robots_file = self.declare_parameter('robots_config', 'robots.yaml').value
         imu_timeout = float(self.declare_parameter('imu_timeout', 0.3).value)
+        # local: the bridge in this process calls step_percept() directly (no DDS hop per cycle).
+        self.local = bool(self.declare_parameter('local', False).value)
         self.robot = robot_spec(server, robot, robot_type)
         try:
             self.core = MotionCore(self.robot, load_config(robots_file), imu_timeout)
@@ -212,9 +218,11 @@ class MotionNode(Node):
         self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
         self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
+        self._lock = threading.Lock()  # the core is stepped from the bridge thread when local
+        if not self.local:
+            self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
+            self.create_subscription(Imu, 'imu', self._on_imu, 1)
         self.create_subscription(JointState, 'joint_targets', self._on_targets, 1)
-        self.create_subscription(Imu, 'imu', self._on_imu, 1)
         self.create_subscription(String, 'motion_request', self._on_request, 10)
         self._publish_gains()
         self._publish_state(force=True)
@@ -247,14 +255,16 @@ class MotionNode(Node):
         if bad or len(msg.position) != len(msg.name) or not all(math.isfinite(v) for v in msg.position):
             self.get_logger().error(f'joint_targets refused: unknown joints {bad}, missing or non-finite positions')
             return
-        self.core.targets = dict(zip(msg.name, msg.position, strict=True))
+        with self._lock:
+            self.core.targets = dict(zip(msg.name, msg.position, strict=True))
 
     def _on_imu(self, msg: Imu) -> None:
         a, g = msg.angular_velocity, msg.linear_acceleration
         self.core.on_imu(_seconds(msg.header.stamp), (a.x, a.y, a.z), (g.x, g.y, g.z), time.monotonic())
 
     def _on_request(self, msg: String) -> None:
-        err = self.core.request(msg.data)
+        with self._lock:
+            err = self.core.request(msg.data)
         if err:
             self.get_logger().error(err)
         self._publish_state(force=True)
@@ -262,13 +272,46 @@ class MotionNode(Node):
     def _on_joint_states(self, msg: JointState) -> None:
         self._cycle += 1
         measured = dict(zip(msg.name, msg.position, strict=False))
-        targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
+        with self._lock:
+            targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
         self._publish_gains()
         out = self.controller.command(targets, measured)
         cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
         cmd.header.stamp = msg.header.stamp
         self.pub_cmd.publish(cmd)
         self._publish_state()
+
+    def step_percept(self, p: Percept) -> JointCommand | None:
+        """One cycle straight from the bridge in this process: the command for the server.
+
+        Same logic as the ``joint_states``/``imu`` path; ``joint_commands`` is still
+        published for whoever listens.
+        """
+        if not p.joint_positions:
+            return None
+        self._cycle += 1
+        t = p.time if p.time is not None else 0.0
+        wall = time.monotonic()
+        with self._lock:
+            if p.gyro is not None and p.accel is not None:
+                self.core.on_imu(t, p.gyro, p.accel, wall)
+            targets = self.core.step(t, p.joint_positions, wall)
+            kp, kd = self.core.gains()
+        self._publish_gains()
+        out = self.controller.command(targets, p.joint_positions)
+        if self.pub_cmd.get_subscription_count() > 0:
+            cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
+            cmd.header.stamp = stamp_from_seconds(t)
+            self.pub_cmd.publish(cmd)
+        self._publish_state()
+        if out.position:  # RCSSServerMJ: PD targets with gains
+            return JointCommand(
+                position=dict(zip(out.names, out.position, strict=True)),
+                velocity=dict(zip(out.names, out.velocity, strict=True)),
+                kp=kp,
+                kd=kd,
+            )
+        return JointCommand(velocity=dict(zip(out.names, out.velocity, strict=True)))
 
 
 def main(args: list[str] | None = None) -> None:

@@ -138,7 +138,7 @@ def run_capture(
     our_side, team, unum = side or 'left', '', 0
     for line in lines:
         try:
-            p = parse_percept(line)
+            p = parse_percept(line, server)
         except PerceptParseError:
             continue
         if p.time is None:

@@ -40,6 +40,11 @@ def player_parser() -> argparse.ArgumentParser:
     p.add_argument('--no-raw', action='store_true', help='do not publish raw/percept and raw/action')
     p.add_argument('--bridge-only', action='store_true', help='run only the bridge node')
     p.add_argument(
+        '--via-dds',
+        action='store_true',
+        help='bridge and motion talk over DDS topics even in one process (slower; for comparison)',
+    )
+    p.add_argument(
         '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
     )
     return p
@@ -65,11 +70,20 @@ def main(argv: list[str] | None = None) -> int:
     ]
     ns = player_namespace(args.team, args.unum)
 
+    local = not args.bridge_only and not args.via_dds
+    made: dict[str, BridgeNode] = {}
+
     def bridge(**kw: object) -> BridgeNode:
-        return BridgeNode(namespace=ns, parameter_overrides=bridge_params)
+        made['bridge'] = BridgeNode(
+            namespace=ns, parameter_overrides=[*bridge_params, Parameter('local_motion', value=local)]
+        )
+        return made['bridge']
 
     def motion(**kw: object) -> MotionNode:
-        return MotionNode(namespace=ns, parameter_overrides=common)
+        node = MotionNode(namespace=ns, parameter_overrides=[*common, Parameter('local', value=local)])
+        if local:  # bridge and motion share this process: hand each cycle over directly
+            made['bridge'].attach_motion(node.step_percept)
+        return node
 
     def strategy(**kw: object) -> StrategyNode:
         return StrategyNode(namespace=ns, parameter_overrides=common)

@@ -366,7 +366,8 @@ def assert_simspark_values(run: Run, lines: list[bytes]) -> None:
     for imu in got['imu']:
         rate = floats(RE_GYR.search(cap[stamp_seconds(imu)]))
         av = imu.angular_velocity
-        assert [av.x, av.y, av.z] == pytest.approx([r * D2R for r in rate], abs=1e-9)
+        # rcssserver3d's torso frame is x right, y forward; the imu topic is REP-103 (x forward, y left).
+        assert [av.x, av.y, av.z] == pytest.approx([rate[1] * D2R, -rate[0] * D2R, rate[2] * D2R], abs=1e-9)
     for w in got['foot_contacts/lf']:
         m = RE_FRP_LF.search(cap[stamp_seconds(w)])
         f = w.wrench.force

@@ -53,3 +53,15 @@ def test_unknown_perceptor_is_kept_and_the_rest_still_parsed() -> None:
     assert p.unknown == ['(BAT (level 3))']
     assert p.gyro == pytest.approx((0, 0, math.pi / 2))
     assert 'BAT' not in KNOWN_PERCEPTORS
+
+
+def test_simspark_imu_is_turned_into_rep103() -> None:
+    # rcssserver3d's torso frame is x right, y forward: a Nao lying on its face reads
+    # ACC ~ (0, -8, -5.5) (measured); in REP-103 (x forward) that is -8 along x.
+    text = '(GYR (n torso) (rt 10 20 30))(ACC (n torso) (a 0.5 -8 -5.5))'
+    wire = parse_percept(text)
+    rep = parse_percept(text, 'simspark')
+    assert wire.accel == (0.5, -8.0, -5.5)
+    assert rep.accel == (-8.0, -0.5, -5.5)
+    assert rep.gyro == pytest.approx((20 * D2R, -10 * D2R, 30 * D2R))
+    assert parse_percept(text, 'mujoco').accel == wire.accel
