@@ -58,7 +58,13 @@ def _fields(expr: list) -> dict[str, list]:
 def _vec3(vals: list) -> tuple[float, float, float]:
     if len(vals) < 3:
         raise ValueError(f'expected 3 numbers, got {len(vals)}')
-    return (_f(vals[0]), _f(vals[1]), _f(vals[2]))
+    try:
+        x, y, z = float(vals[0]), float(vals[1]), float(vals[2])
+    except TypeError:  # a nested list where a number belongs
+        raise ValueError(f'expected numbers, got {to_sexp(vals[:3])}') from None
+    if not math.isfinite(x + y + z):  # one test: NaN and inf propagate through the sum
+        raise ValueError(f'non-finite value in {" ".join(map(str, vals[:3]))}')
+    return (x, y, z)
 
 
 def _polar(vals: list) -> Polar:
@@ -274,17 +280,30 @@ def _fast_joints(text: str, p: Percept) -> str:
     pieces = _HJ_FAST.split(text)
     if len(pieces) == 1:
         return text
-    pos = p.joint_positions
-    vel = p.joint_velocities
-    for name, ax, vx in zip(pieces[1::4], pieces[2::4], pieces[3::4], strict=True):
-        if name.startswith('q_'):
-            name = name[2:]
-        try:
-            pos[name] = _f(ax) * _D2R
-            if vx is not None:
-                vel[name] = _f(vx) * _D2R
-        except ValueError as exc:
-            p.errors.append(f'HJ {name}: {exc}')
+    names = [n[2:] if n.startswith('q_') else n for n in pieces[1::4]]
+    axs, vxs = pieces[2::4], pieces[3::4]
+    try:  # the common case in one go: every value a finite number
+        angles = [float(a) * _D2R for a in axs]
+        rates = [float(v) * _D2R for v in vxs if v is not None]
+        ok = math.isfinite(sum(angles) + sum(rates))
+    except ValueError:
+        ok = False
+    pos, vel = p.joint_positions, p.joint_velocities
+    if ok:
+        pos.update(zip(names, angles, strict=True))
+        if len(rates) == len(names):
+            vel.update(zip(names, rates, strict=True))
+        else:  # velocities on some joints only (not seen on the wire, but allowed)
+            vel.update((n, float(v) * _D2R) for n, v in zip(names, vxs, strict=True) if v is not None)
+    else:  # at least one bad value: go joint by joint and report which
+        for name, ax, vx in zip(names, axs, vxs, strict=True):
+            try:
+                pos[name] = _f(ax) * _D2R
+                if vx is not None:
+                    vel[name] = _f(vx) * _D2R
+            except ValueError as exc:
+                pos.pop(name, None)
+                p.errors.append(f'HJ {name}: {exc}')
     p.kinds.extend(['HJ'] * ((len(pieces) - 1) // 4))
     return ''.join(pieces[0::4])
 

@@ -213,7 +213,7 @@ class MotionNode(Node):
         self.settings = self.core.settings
         self.controller = self.core.controller
         self._gains: tuple | None = None
-        self._last_state = ''
+        self._last_state: tuple = ()
         self._cycle = 0
         self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
@@ -243,10 +243,11 @@ class MotionNode(Node):
         self.pub_gains.publish(JointState(name=names, position=[kp[n] for n in names], velocity=[kd[n] for n in names]))
 
     def _publish_state(self, force: bool = False) -> None:
-        text = json.dumps(self.core.state_dict(), sort_keys=True)
-        if force or text != self._last_state or self._cycle % 25 == 0:
-            self._last_state = text
-            self.pub_state.publish(String(data=text))
+        c = self.core
+        key = (c.skill, c.is_getup, c.state.fallen, c.state.direction, c.imu_ok, c.getups, c.error)
+        if force or key != self._last_state or self._cycle % 25 == 0:  # on change, and twice a second
+            self._last_state = key
+            self.pub_state.publish(String(data=json.dumps(c.state_dict(), sort_keys=True)))
 
     def _on_targets(self, msg: JointState) -> None:
         """Optional external pose targets (rad); unknown names are refused, not guessed."""

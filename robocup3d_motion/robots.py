@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
 __all__ = ['MUJOCO_ROBOTS', 'NAO_TYPES', 'JointSpec', 'RobotSpec', 'mujoco_robot', 'nao', 'robot_spec']
 
@@ -51,16 +53,13 @@ class RobotSpec:
     robot_type: int  # Nao heterogeneous type; 0 for MJ robots
     joints: tuple[JointSpec, ...]
     feet: tuple[str, ...] = ()  # FRP perceptor names
+    joint_names: tuple[str, ...] = field(init=False)  # canonical joint names in server order
+    by_name: Mapping[str, JointSpec] = field(init=False, compare=False)  # joints keyed by canonical name
 
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """Canonical joint names in server order."""
-        return tuple(j.name for j in self.joints)
-
-    @property
-    def by_name(self) -> dict[str, JointSpec]:
-        """Joints keyed by canonical name."""
-        return {j.name: j for j in self.joints}
+    def __post_init__(self) -> None:
+        # Derived once: both are read every cycle.
+        object.__setattr__(self, 'joint_names', tuple(j.name for j in self.joints))
+        object.__setattr__(self, 'by_name', MappingProxyType({j.name: j for j in self.joints}))
 
     @property
     def by_effector(self) -> dict[str, JointSpec]:
