@@ -39,6 +39,7 @@ class MatchResult:
     play_modes: list[str] = field(default_factory=list)
     game_time: float = 0.0
     wall_time: float = 0.0
+    play_wall_time: float = 0.0  # wall seconds from the kick-off to the end
     players: dict[str, dict[str, str]] = field(default_factory=dict)  # from /diagnostics
     restarts: dict[str, int] = field(default_factory=dict)
 
@@ -185,6 +186,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         log(f'{len(watcher.latest)} players connected; kick-off {args.teams[0]}')
         trainer.kick_off('Left')
         start_time = trainer.state.game_time
+        play_t0 = time.monotonic()
         modes = [trainer.state.play_mode]
         end = time.monotonic() + args.duration + 30.0
         while trainer.state.game_time - start_time < args.duration and time.monotonic() < end:
@@ -202,6 +204,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         result.score = (s.score_left, s.score_right)
         result.play_modes = modes
         result.game_time = s.game_time - start_time
+        result.play_wall_time = time.monotonic() - play_t0
         watcher.spin_for(1.2)
         result.players = dict(sorted(watcher.latest.items()))
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
@@ -240,7 +243,9 @@ def format_result(r: MatchResult) -> str:
     lines = [
         '',
         f'=== {r.teams[0]} {r.score[0]} : {r.score[1]} {r.teams[1]} ===',
-        f'played {r.game_time:.1f} s of game time in {r.wall_time:.1f} s; play modes: {" -> ".join(r.play_modes)}',
+        f'played {r.game_time:.1f} s of game time in {r.play_wall_time:.1f} s of wall time '
+        f'(real-time factor {r.game_time / max(r.play_wall_time, 1e-9):.2f}; {r.wall_time:.1f} s with set-up)',
+        f'play modes: {" -> ".join(r.play_modes)}',
         f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',
     ]
     for name, v in r.players.items():
