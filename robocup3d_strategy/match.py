@@ -205,6 +205,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         result.play_modes = modes
         result.game_time = s.game_time - start_time
         result.play_wall_time = time.monotonic() - play_t0
+        log(f'play ended: {result.game_time:.1f} s of game time in {result.play_wall_time:.1f} s')
         watcher.spin_for(1.2)
         result.players = dict(sorted(watcher.latest.items()))
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}

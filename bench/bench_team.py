@@ -1,0 +1,81 @@
+"""Whole teams on RCSSServerMJ: CPU per player per cycle and whether the match keeps real time.
+
+Run: ``python bench/bench_team.py [--players 7] [--duration 30] [--robot T1]``.
+
+Plays ``robocup3d match`` (two teams, every player composed in one process) and reads
+each player process's CPU time from ``/proc`` at the kick-off and at the end of play,
+so set-up is left out. Prints ms of CPU per player per cycle (the whole graph of a
+player: bridge, motion, strategy, DDS threads), the server's share, late replies and
+the real-time factor (game seconds per wall second).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from robocup3d_strategy.match import format_result, match_parser, run_match  # noqa: E402
+
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    except OSError:
+        return float('nan')
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+
+def _pids(pattern: str) -> list[int]:
+    out = subprocess.run(['pgrep', '-f', pattern], capture_output=True, text=True, check=False).stdout
+    return [int(p) for p in out.split()]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--players', type=int, default=7)
+    ap.add_argument('--duration', type=float, default=30.0)
+    ap.add_argument('--robot', default='T1')
+    opts = ap.parse_args()
+    teams = ('BenchL', 'BenchR')
+    args = match_parser().parse_args(['--players', str(opts.players), '--duration', str(opts.duration),
+                                      '--robot', opts.robot, '--teams', *teams, '--run-dir', '/tmp/bench_team'])
+    marks: dict[str, dict[int, float]] = {}
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+        if 'kick-off' in line or line.startswith('play ended'):
+            players = _pids(f'robocup3d_strategy.player .*--team ({teams[0]}|{teams[1]}) ')
+            server = _pids('rcssservermj --host 127.0.0.1')
+            marks['start' if 'kick-off' in line else 'end'] = {p: _cpu_seconds(p) for p in players + server}
+            marks.setdefault('players', {}).update(dict.fromkeys(players, 1))
+            marks.setdefault('server', {}).update(dict.fromkeys(server, 1))
+
+    result = run_match(args, log=log)
+    print(format_result(result))
+    cycles = result.game_time / 0.02
+    start, end = marks.get('start', {}), marks.get('end', {})
+    per_player = [(end[p] - start[p]) * 1e3 / cycles for p in marks.get('players', {}) if p in start and p in end]
+    server = [(end[p] - start[p]) * 1e3 / cycles for p in marks.get('server', {}) if p in start and p in end]
+    print(f'\n{len(per_player)} player processes, {cycles:.0f} cycles of play')
+    if per_player:
+        per_player.sort()
+        print(f'CPU per player per cycle: median {per_player[len(per_player) // 2]:.2f} ms, '
+              f'min {per_player[0]:.2f}, max {per_player[-1]:.2f} ms')
+    if server:
+        print(f'CPU of the server per cycle: {sum(server):.2f} ms')
+    late = sum(int(v.get('replies_fallback', 0)) for v in result.players.values())
+    total = sum(int(v.get('cycles', 0)) for v in result.players.values())
+    factor = result.game_time / max(result.play_wall_time, 1e-9)
+    print(f'late replies: {late} of {total}; real-time factor {factor:.2f}')
+
+
+if __name__ == '__main__':
+    main()
