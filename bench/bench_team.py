@@ -1,6 +1,8 @@
-"""Whole teams on RCSSServerMJ: CPU per player per cycle and whether the match keeps real time.
+"""Whole teams: CPU per player per cycle and whether the server keeps real time.
 
-Run: ``python bench/bench_team.py [--players 7] [--duration 30] [--robot T1]``.
+Run: ``python bench/bench_team.py [--players 7] [--duration 30] [--robot T1]`` (RCSSServerMJ),
+or ``python bench/bench_team.py --server simspark [--duration 30]`` (one team of 11
+heterogeneous Nao from config/team_simspark.yaml on rcssserver3d, which must be on PATH).
 
 Plays ``robocup3d match`` (two teams, every player composed in one process) and reads
 each player process's CPU time from ``/proc`` at the kick-off and at the end of play,
@@ -38,12 +40,66 @@ def _pids(pattern: str) -> list[int]:
     return [int(p) for p in out.split()]
 
 
+def simspark_team(duration: float) -> None:
+    """11 Nao on rcssserver3d: CPU of each player process and of the server over ``duration`` s."""
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_bridge.trainer import TrainerClient  # noqa: PLC0415
+    from robocup3d_strategy.match import free_port  # noqa: PLC0415
+    from robocup3d_strategy.team_config import parse_team_config  # noqa: PLC0415
+    from robocup3d_strategy.team_runner import TeamRunner  # noqa: PLC0415
+
+    if shutil.which('rcssserver3d') is None:
+        raise SystemExit('rcssserver3d is not on PATH')
+    run = Path(tempfile.mkdtemp(prefix='bench_team_'))
+    aport, mport = free_port(), free_port()
+    server = subprocess.Popen(['rcssserver3d', '--agent-port', str(aport), '--server-port', str(mport)], cwd=run,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    runner = None
+    try:
+        time.sleep(1.0)
+        trainer = TrainerClient('127.0.0.1', mport, 'simspark')
+        trainer.connect()
+        cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
+        runner = TeamRunner(cfg, run / 'logs', extra_args=['--no-raw'])
+        runner.start(stagger=1.0)  # rcssserver3d stalls on near-simultaneous joins
+        trainer.wait_for(lambda s: s.play_mode is not None, 10)
+        time.sleep(5.0)
+        trainer.poll(0.1)
+        pids = [*runner.pids, server.pid]
+        t0, c0 = trainer.state.game_time, {p: _cpu_seconds(p) for p in pids}
+        w0 = time.monotonic()
+        trainer.kick_off('Left')
+        while time.monotonic() - w0 < duration:
+            trainer.poll(0.2)
+        wall = time.monotonic() - w0
+        c1 = {p: _cpu_seconds(p) for p in pids}
+        cycles = wall / 0.02  # rcssserver3d steps in real time; its monitor time is game time
+        per = sorted((c1[p] - c0[p]) * 1e3 / cycles for p in runner.pids)
+        print(f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles); game time moved '
+              f'{trainer.state.game_time - t0:.1f} s')
+        print(f'CPU per player per cycle: median {per[len(per) // 2]:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
+        print(f'CPU of the server per cycle: {(c1[server.pid] - c0[server.pid]) * 1e3 / cycles:.2f} ms')
+    finally:
+        if runner is not None:
+            runner.stop()
+        server.kill()
+        server.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--server', choices=('mujoco', 'simspark'), default='mujoco')
     ap.add_argument('--players', type=int, default=7)
     ap.add_argument('--duration', type=float, default=30.0)
     ap.add_argument('--robot', default='T1')
     opts = ap.parse_args()
+    if opts.server == 'simspark':
+        simspark_team(opts.duration)
+        return
     teams = ('BenchL', 'BenchR')
     args = match_parser().parse_args(['--players', str(opts.players), '--duration', str(opts.duration),
                                       '--robot', opts.robot, '--teams', *teams, '--run-dir', '/tmp/bench_team'])
