@@ -28,6 +28,7 @@ __all__ = [
     'imu_msg',
     'joint_command_from_msg',
     'joint_state_msg',
+    'make_marker',
     'polar_to_point',
     'seconds_from_stamp',
     'stamp_from_seconds',
@@ -112,14 +113,24 @@ def wrench_msg(frp: ForceResistance | None, stamp: Time, frame: str) -> WrenchSt
 
 
 _COLORS = {
-    'landmark': ColorRGBA(r=1.0, g=1.0, b=0.0, a=1.0),
-    'ball': ColorRGBA(r=1.0, g=0.5, b=0.0, a=1.0),
-    'player': ColorRGBA(r=0.2, g=0.4, b=1.0, a=1.0),
-    'line': ColorRGBA(r=1.0, g=1.0, b=1.0, a=1.0),
+    'landmark': (1.0, 1.0, 0.0, 1.0),
+    'ball': (1.0, 0.5, 0.0, 1.0),
+    'player': (0.2, 0.4, 1.0, 1.0),
+    'line': (1.0, 1.0, 1.0, 1.0),
 }
 
 
-def _marker(ns: str, mid: int, mtype: int, stamp: Time, frame: str, color: str) -> Marker:
+def make_marker(
+    ns: str,
+    mid: int,
+    mtype: int,
+    stamp: Time,
+    frame: str,
+    rgba: tuple[float, float, float, float],
+    scale: float = 0.1,
+    lifetime: float = 0.2,
+) -> Marker:
+    """A ``visualization_msgs/Marker`` to ADD, with identity orientation and uniform scale (m)."""
     m = Marker()
     m.header.stamp = stamp
     m.header.frame_id = frame
@@ -128,9 +139,9 @@ def _marker(ns: str, mid: int, mtype: int, stamp: Time, frame: str, color: str) 
     m.type = mtype
     m.action = Marker.ADD
     m.pose.orientation.w = 1.0
-    m.scale.x = m.scale.y = m.scale.z = 0.1
-    m.color = _COLORS[color]
-    m.lifetime.nanosec = 200_000_000
+    m.scale.x = m.scale.y = m.scale.z = scale
+    m.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+    m.lifetime.nanosec = int(lifetime * 1e9)
     return m
 
 
@@ -143,20 +154,20 @@ def vision_markers(v: Vision, stamp: Time, frame: str) -> MarkerArray:
     out = MarkerArray()
     markers = out.markers
     for i, (name, pol) in enumerate(v.landmarks.items()):
-        m = _marker(f'landmark/{name}', i, Marker.SPHERE, stamp, frame, 'landmark')
+        m = make_marker(f'landmark/{name}', i, Marker.SPHERE, stamp, frame, _COLORS['landmark'])
         m.pose.position = polar_to_point(pol)
         markers.append(m)
     if v.ball is not None:
-        m = _marker('ball', 0, Marker.SPHERE, stamp, frame, 'ball')
+        m = make_marker('ball', 0, Marker.SPHERE, stamp, frame, _COLORS['ball'])
         m.pose.position = polar_to_point(v.ball)
         markers.append(m)
     for s in v.players:
         for j, (part, pol) in enumerate(s.parts.items()):
-            m = _marker(f'player/{s.team}/{s.unum}/{part}', j, Marker.CUBE, stamp, frame, 'player')
+            m = make_marker(f'player/{s.team}/{s.unum}/{part}', j, Marker.CUBE, stamp, frame, _COLORS['player'])
             m.pose.position = polar_to_point(pol)
             markers.append(m)
     if v.lines:
-        m = _marker('lines', 0, Marker.LINE_LIST, stamp, frame, 'line')
+        m = make_marker('lines', 0, Marker.LINE_LIST, stamp, frame, _COLORS['line'])
         m.scale.x = 0.03
         for a, b in v.lines:
             m.points.append(polar_to_point(a))

@@ -16,9 +16,10 @@ import math
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, PointStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from std_msgs.msg import ColorRGBA, String
+from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
+from robocup3d_bridge.conversions import make_marker
 from robocup3d_perception.representations import CameraObservations, WorldState, frozen_array
 
 __all__ = [
@@ -164,18 +165,7 @@ def players_msg(state: WorldState) -> String:
 
 
 def _marker(ns: str, mid: int, mtype: int, stamp: Time, frame: str, rgba: tuple[float, float, float, float]) -> Marker:
-    m = Marker()
-    m.header.stamp = stamp
-    m.header.frame_id = frame
-    m.ns = ns
-    m.id = mid
-    m.type = mtype
-    m.action = Marker.ADD
-    m.pose.orientation.w = 1.0
-    m.scale.x = m.scale.y = m.scale.z = 0.2
-    m.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
-    m.lifetime.nanosec = 500_000_000
-    return m
+    return make_marker(ns, mid, mtype, stamp, frame, rgba, scale=0.2, lifetime=0.5)
 
 
 def world_markers(state: WorldState, stamp: Time, frame: str = 'field') -> MarkerArray:
