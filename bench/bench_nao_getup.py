@@ -43,6 +43,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from robocup3d_bridge.link import LinkDown, ServerLink  # noqa: E402
+from robocup3d_bridge.percept import Dialect  # noqa: E402
 from robocup3d_bridge.perception import parse_percept  # noqa: E402
 from robocup3d_bridge.protocol import Action, JointCommand, make_protocol  # noqa: E402
 from robocup3d_bridge.sexp import parse_sexp  # noqa: E402
@@ -51,6 +52,7 @@ from robocup3d_motion.getup import getup_skill_for  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
 from robocup3d_motion.robots import RobotSpec, nao  # noqa: E402
 from robocup3d_motion.skills.engine import DATA_DIR, SkillPlayer, SkillRegistry, load_registry  # noqa: E402
+from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server  # noqa: E402
 
 NAO_SKILLS = DATA_DIR / 'nao'
 _D2R = math.pi / 180.0
@@ -99,14 +101,6 @@ KNOCK_DEG = {
 # ----------------------------------------------------------------------------- server
 
 
-def free_port() -> int:
-    import socket  # noqa: PLC0415
-
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Sim:
     """A running rcssserver3d (started from a temp cwd) and a trainer on its monitor port."""
@@ -149,30 +143,14 @@ def simspark(fast: bool = False) -> Iterator[Sim]:
     env = dict(os.environ)
     if fast:
         env.update(SIMSPARK_SYNC='1', SIMSPARK_REALTIME='0')
-    with open(cwd / 'server.log', 'wb') as log:
-        proc = subprocess.Popen(
-            ['rcssserver3d', '--agent-port', str(agent_port), '--server-port', str(monitor_port)],
-            cwd=cwd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=env,
-        )
-    trainer = TrainerClient('127.0.0.1', monitor_port, 'simspark')
+    proc = start_simspark_server(cwd, agent_port, monitor_port, env=env)
+    trainer = None
     try:
-        deadline = time.monotonic() + 20.0
-        while True:
-            try:
-                trainer.connect()
-                break
-            except (LinkDown, OSError):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f'rcssserver3d did not accept a monitor on {monitor_port}') from None
-                time.sleep(0.2)
+        trainer = connect_trainer(monitor_port, Dialect.SIMSPARK, timeout=20.0)
         yield Sim(proc, agent_port, monitor_port, cwd, trainer)
     finally:
-        trainer.close()
+        if trainer is not None:
+            trainer.close()
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGKILL)  # it ignores SIGTERM
         proc.wait(10)

@@ -42,27 +42,24 @@ def _pids(pattern: str) -> list[int]:
 
 def simspark_team(duration: float) -> None:
     """11 Nao on rcssserver3d: CPU of each player process and of the server over ``duration`` s."""
-    import shutil  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
     import time  # noqa: PLC0415
 
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-    from robocup3d_bridge.trainer import TrainerClient  # noqa: PLC0415
-    from robocup3d_strategy.match import free_port  # noqa: PLC0415
+    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+    from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server, stop_process  # noqa: PLC0415
     from robocup3d_strategy.team_config import parse_team_config  # noqa: PLC0415
     from robocup3d_strategy.team_runner import TeamRunner  # noqa: PLC0415
 
-    if shutil.which('rcssserver3d') is None:
-        raise SystemExit('rcssserver3d is not on PATH')
     run = Path(tempfile.mkdtemp(prefix='bench_team_'))
     aport, mport = free_port(), free_port()
-    server = subprocess.Popen(['rcssserver3d', '--agent-port', str(aport), '--server-port', str(mport)], cwd=run,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        server = start_simspark_server(run, aport, mport)
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
     runner = None
     try:
-        time.sleep(1.0)
-        trainer = TrainerClient('127.0.0.1', mport, 'simspark')
-        trainer.connect()
+        trainer = connect_trainer(mport, Dialect.SIMSPARK)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
         runner = TeamRunner(cfg, run / 'logs', extra_args=['--no-raw'])
         runner.start(stagger=1.0)  # rcssserver3d stalls on near-simultaneous joins
@@ -79,15 +76,16 @@ def simspark_team(duration: float) -> None:
         c1 = {p: _cpu_seconds(p) for p in pids}
         cycles = wall / 0.02  # rcssserver3d steps in real time; its monitor time is game time
         per = sorted((c1[p] - c0[p]) * 1e3 / cycles for p in runner.pids)
-        print(f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles); game time moved '
-              f'{trainer.state.game_time - t0:.1f} s')
+        print(
+            f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles); game time moved '
+            f'{trainer.state.game_time - t0:.1f} s'
+        )
         print(f'CPU per player per cycle: median {per[len(per) // 2]:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
         print(f'CPU of the server per cycle: {(c1[server.pid] - c0[server.pid]) * 1e3 / cycles:.2f} ms')
     finally:
         if runner is not None:
             runner.stop()
-        server.kill()
-        server.wait()
+        stop_process(server, timeout=0.0)  # rcssserver3d ignores SIGTERM
 
 
 def main() -> None:
@@ -101,8 +99,20 @@ def main() -> None:
         simspark_team(opts.duration)
         return
     teams = ('BenchL', 'BenchR')
-    args = match_parser().parse_args(['--players', str(opts.players), '--duration', str(opts.duration),
-                                      '--robot', opts.robot, '--teams', *teams, '--run-dir', '/tmp/bench_team'])
+    args = match_parser().parse_args(
+        [
+            '--players',
+            str(opts.players),
+            '--duration',
+            str(opts.duration),
+            '--robot',
+            opts.robot,
+            '--teams',
+            *teams,
+            '--run-dir',
+            '/tmp/bench_team',
+        ]
+    )
     marks: dict[str, dict[int, float]] = {}
 
     def log(line: str) -> None:
@@ -123,8 +133,10 @@ def main() -> None:
     print(f'\n{len(per_player)} player processes, {cycles:.0f} cycles of play')
     if per_player:
         per_player.sort()
-        print(f'CPU per player per cycle: median {per_player[len(per_player) // 2]:.2f} ms, '
-              f'min {per_player[0]:.2f}, max {per_player[-1]:.2f} ms')
+        print(
+            f'CPU per player per cycle: median {per_player[len(per_player) // 2]:.2f} ms, '
+            f'min {per_player[0]:.2f}, max {per_player[-1]:.2f} ms'
+        )
     if server:
         print(f'CPU of the server per cycle: {sum(server):.2f} ms')
     late = sum(int(v.get('replies_fallback', 0)) for v in result.players.values())

@@ -159,35 +159,19 @@ class Server:
 @contextlib.contextmanager
 def simspark_server() -> Iterator[Server]:
     """rcssserver3d on free loopback ports, with a trainer connected to its monitor port; SIGKILLed after."""
-    from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
-    from robocup3d_bridge.trainer import TrainerClient  # noqa: PLC0415
-    from robocup3d_strategy.match import free_port  # noqa: PLC0415
+    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+    from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server  # noqa: PLC0415
 
     cwd = Path(tempfile.mkdtemp(prefix='rcssserver3d_'))  # it reads .rb files from its cwd first
     agent_port, monitor_port = free_port(), free_port()
-    with open(cwd / 'server.log', 'wb') as log:
-        proc = subprocess.Popen(
-            ['rcssserver3d', '--agent-port', str(agent_port), '--server-port', str(monitor_port)],
-            cwd=cwd,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    trainer = TrainerClient('127.0.0.1', monitor_port, 'simspark')
+    proc = start_simspark_server(cwd, agent_port, monitor_port)
+    trainer = None
     try:
-        deadline = time.monotonic() + 15.0
-        while True:
-            try:
-                trainer.connect()
-                break
-            except (LinkDown, OSError):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f'rcssserver3d did not accept a monitor on {monitor_port}') from None
-                time.sleep(0.2)
+        trainer = connect_trainer(monitor_port, Dialect.SIMSPARK)
         yield Server(proc, agent_port, monitor_port, cwd, trainer)
     finally:
-        trainer.close()
+        if trainer is not None:
+            trainer.close()
         kill_pid(proc.pid)  # it ignores SIGTERM
         proc.wait(10)
         for pid in player_pids(agent_port):  # players a failed test left behind
