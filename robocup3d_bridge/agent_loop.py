@@ -78,6 +78,7 @@ class AgentLoop:
         self._beam: tuple[float, float, float] | None = None
         self._say: str | bytes | None = None
         self._first = True
+        self._unknown_kinds: set[str] = set()
         self.last_percept: Percept | None = None
 
     # -- requests from the node (any thread) -------------------------------------
@@ -168,6 +169,11 @@ class AgentLoop:
                 self.log.warning('perceptor errors: %s', '; '.join(percept.errors[:3]))
             if percept.unknown:
                 self.stats.unknown_perceptors += len(percept.unknown)
+                for item in percept.unknown:
+                    kind = item[1:].split(' ', 1)[0].rstrip(')')
+                    if kind not in self._unknown_kinds:  # say so once per kind, keep going
+                        self._unknown_kinds.add(kind)
+                        self.log.warning('unknown perceptor %s kept in raw/percept, not interpreted: %.80s', kind, item)
             self.protocol.observe(percept)
             self.last_percept = percept
         with self._lock:
