@@ -46,8 +46,7 @@ from robocup3d_bridge.link import LinkDown, ServerLink  # noqa: E402
 from robocup3d_bridge.percept import Dialect  # noqa: E402
 from robocup3d_bridge.perception import parse_percept  # noqa: E402
 from robocup3d_bridge.protocol import Action, JointCommand, make_protocol  # noqa: E402
-from robocup3d_bridge.sexp import parse_sexp  # noqa: E402
-from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message  # noqa: E402
+from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos  # noqa: E402
 from robocup3d_motion.getup import getup_skill_for  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
 from robocup3d_motion.robots import RobotSpec, nao  # noqa: E402
@@ -173,39 +172,8 @@ class Torso:
 
 
 def torsos(message: bytes | str) -> dict[tuple[str, int], Torso]:
-    """Torso poses ``{('Left'|'Right', unum): Torso}`` from a full ``(RSG 0 1)`` monitor message.
-
-    The body mesh ``naobody*.obj`` sits under a TRF that only turns the mesh; the TRF
-    above it is the torso, whose ``SLT`` is a column-major 4x4 world transform.
-    """
-    out: dict[tuple[str, int], Torso] = {}
-
-    def walk(node: list, slts: list) -> None:
-        if not node or node[0] != 'nd':
-            return
-        kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
-        if kind == 'TRF':
-            slt = next((c for c in node if isinstance(c, list) and c and c[0] == 'SLT'), None)
-            slts = [*slts, slt[1:] if slt else None]
-        elif kind == 'StaticMesh':
-            load = next((c for c in node if isinstance(c, list) and c and c[0] == 'load'), [])
-            mats = next((c for c in node if isinstance(c, list) and c and c[0] == 'resetMaterials'), [])
-            if len(load) > 1 and 'naobody' in load[1] and len(slts) >= 2 and slts[-2] and len(slts[-2]) == 16:
-                num = next((m[6:] for m in mats[1:] if m.startswith('matNum')), None)
-                side = 'Left' if 'matLeft' in mats else 'Right' if 'matRight' in mats else None
-                if num and num.isdigit() and side:
-                    m = [float(v) for v in slts[-2]]
-                    out[(side, int(num))] = Torso((m[12], m[13], m[14]), (m[8], m[9], m[10]))
-        for child in node:
-            if isinstance(child, list) and child and child[0] == 'nd':
-                walk(child, slts)
-
-    for expr in parse_sexp(message):
-        if isinstance(expr, list):
-            for child in expr:
-                if isinstance(child, list):
-                    walk(child, [])
-    return out
+    """Torso poses ``{('Left'|'Right', unum): Torso}`` from a full ``(RSG 0 1)`` monitor message."""
+    return {k: Torso(pos, up) for k, (pos, up) in simspark_torsos(message).items()}
 
 
 # ----------------------------------------------------------------------------- agent

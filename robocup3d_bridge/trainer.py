@@ -53,6 +53,7 @@ __all__ = [
     'build_set_score',
     'build_set_time',
     'parse_monitor_message',
+    'simspark_torsos',
 ]
 
 _COMMON_PLAY_MODES = (
@@ -579,3 +580,42 @@ class TrainerClient:
     def kill_sim(self) -> str:
         """Shut the simulator down (RCSSServerMJ only)."""
         return self.send(build_kill_sim(self.dialect))
+
+
+Vec3 = tuple[float, float, float]
+
+
+def simspark_torsos(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, Vec3]]:
+    """Torso poses from a full rcssserver3d scene (``(RSG 0 1)``, e.g. after ``(reqfullstate)``).
+
+    Returns ``{('Left'|'Right', unum): (position m, torso z axis in the world)}``. An agent's
+    body mesh is ``(nd StaticMesh ... (load models/naobody<T>.obj) ... (resetMaterials
+    matNum<N> matLeft|matRight ...))``; its parent TRF only turns the mesh and the TRF above
+    that is the torso, whose ``SLT`` is a column-major 4x4 world transform.
+    """
+    out: dict[tuple[str, int], tuple[Vec3, Vec3]] = {}
+
+    def child(node: list, key: str) -> list:
+        return next((c for c in node if isinstance(c, list) and c and c[0] == key), [])
+
+    def walk(node: list, slts: list) -> None:
+        kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
+        if kind == 'TRF':
+            slts = [*slts, child(node, 'SLT')[1:]]
+        elif kind == 'StaticMesh':
+            load, mats = child(node, 'load'), child(node, 'resetMaterials')
+            if len(load) > 1 and 'naobody' in str(load[1]) and len(slts) >= 2 and len(slts[-2]) == 16:
+                num = next((m[6:] for m in mats[1:] if isinstance(m, str) and m.startswith('matNum')), '')
+                side = 'Left' if 'matLeft' in mats else 'Right' if 'matRight' in mats else None
+                if num.isdigit() and side:
+                    m = [float(v) for v in slts[-2]]
+                    out[(side, int(num))] = ((m[12], m[13], m[14]), (m[8], m[9], m[10]))
+        for c in node:
+            if isinstance(c, list) and c and c[0] == 'nd':
+                walk(c, slts)
+
+    for expr in parse_sexp(message):
+        for c in expr if isinstance(expr, list) else ():
+            if isinstance(c, list) and c and c[0] == 'nd':
+                walk(c, [])
+    return out

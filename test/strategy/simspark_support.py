@@ -65,36 +65,9 @@ def agent_positions(message: bytes | str) -> Positions:
     grandparent TRF is the torso, whose ``SLT`` is a column-major 4x4 matrix with the world
     translation in elements 12-14 (the agent's outer TRF is the identity).
     """
-    from robocup3d_bridge.sexp import parse_sexp  # noqa: PLC0415
+    from robocup3d_bridge.trainer import simspark_torsos  # noqa: PLC0415
 
-    exprs = parse_sexp(message)
-    out: Positions = {}
-
-    def walk(node: list, slts: list[list[str]]) -> None:
-        if not node or node[0] != 'nd':
-            return
-        kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
-        if kind == 'TRF':
-            slt = next((c for c in node if isinstance(c, list) and c and c[0] == 'SLT'), None)
-            slts = [*slts, slt[1:] if slt else None]
-        elif kind == 'StaticMesh':
-            load = next((c for c in node if isinstance(c, list) and c and c[0] == 'load'), [])
-            mats = next((c for c in node if isinstance(c, list) and c and c[0] == 'resetMaterials'), [])
-            if len(load) > 1 and 'naobody' in load[1] and len(slts) >= 2 and slts[-2] and len(slts[-2]) == 16:
-                num = next((m[6:] for m in mats[1:] if m.startswith('matNum')), None)
-                side = 'Left' if 'matLeft' in mats else 'Right' if 'matRight' in mats else None
-                if num and num.isdigit() and side:
-                    out[(side, int(num))] = tuple(float(v) for v in slts[-2][12:15])
-        for child in node:
-            if isinstance(child, list) and child and child[0] == 'nd':
-                walk(child, slts)
-
-    for expr in exprs:
-        if isinstance(expr, list):
-            for child in expr:
-                if isinstance(child, list):
-                    walk(child, [])
-    return out
+    return {k: pos for k, (pos, _) in simspark_torsos(message).items()}
 
 
 def count_agents(full_state: bytes, side: str = 'Left') -> int:
