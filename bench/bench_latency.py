@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import socket
 import struct
 import subprocess
@@ -33,6 +32,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from robocup3d_strategy.servers import stop_process  # noqa: E402
+
 PYTHON = sys.executable
 SERVER = Path(PYTHON).with_name('rcssservermj')
 TEAM = 'Bench'
@@ -95,13 +98,7 @@ def process(cmd: list[str], env: dict[str, str], cwd: Path, log: Path) -> subpro
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        stop_process(proc)
 
 
 # --- the server and the relay ---------------------------------------------------------------------------------------

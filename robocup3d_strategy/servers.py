@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -69,14 +70,24 @@ def connect_trainer(port: int, dialect: Dialect, timeout: float = 15.0) -> Train
 
 
 def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """SIGINT a process group, SIGKILL it after ``timeout``."""
+    """SIGINT a process (its whole group if it leads one), SIGKILL it after ``timeout``."""
     if proc.poll() is not None:
         return
-    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        group = os.getpgid(proc.pid) == proc.pid  # started with start_new_session
+    except ProcessLookupError:
+        proc.wait()
+        return
+
+    def send(sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
+
+    send(signal.SIGINT)
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        send(signal.SIGKILL)
         proc.wait()
 
 

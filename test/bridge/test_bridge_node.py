@@ -13,7 +13,6 @@ import math
 import os
 import random
 import re
-import signal
 import socket
 import struct
 import subprocess
@@ -35,6 +34,8 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+
+from robocup3d_strategy.servers import stop_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / '..' / 'shared' / 'captures'
@@ -283,12 +284,7 @@ def player_process(tmp_path: Path, domain: int, server: str, port: int, extra: l
     try:
         yield proc, log
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc)
 
 
 @dataclass

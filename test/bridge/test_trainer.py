@@ -6,7 +6,6 @@ import contextlib
 import itertools
 import math
 import re
-import signal
 import socket
 import subprocess
 import threading
@@ -40,6 +39,7 @@ from robocup3d_bridge.trainer import (
     build_set_time,
     parse_monitor_message,
 )
+from robocup3d_strategy.servers import stop_process
 
 CAPTURES = Path('/work/shared/captures')
 SIMSPARK_MONITOR = CAPTURES / 'simspark' / 'match_monitor_port3200.txt'
@@ -448,16 +448,6 @@ def _wait_for_port(port: int, proc: subprocess.Popen, timeout: float) -> None:
     raise TimeoutError(f'rcssservermj did not open port {port} within {timeout} s')
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-
 _PM = re.compile(r'\(pm ([^)\s]+)\)')
 _TORSO = re.compile(r'\(pos \(n torso_pos\) \(p (\S+) (\S+) (\S+)\)\)')
 
@@ -533,7 +523,7 @@ def mj_server(tmp_path: Path):
         _wait_for_port(mport, proc, 20.0)
         yield aport, mport
     finally:
-        _stop(proc)
+        stop_process(proc)
         out.close()
 
 

@@ -16,8 +16,13 @@ G = 9.81
 
 def lying(direction: str) -> tuple[float, float, float]:
     """Accelerometer reading (specific force = up in the torso frame) when lying so."""
-    return {'front': (-G, 0.0, 0.0), 'back': (G, 0.0, 0.0), 'left': (0.0, -G, 0.0),
-            'right': (0.0, G, 0.0), 'none': (0.0, 0.0, G)}[direction]
+    return {
+        'front': (-G, 0.0, 0.0),
+        'back': (G, 0.0, 0.0),
+        'left': (0.0, -G, 0.0),
+        'right': (0.0, G, 0.0),
+        'none': (0.0, 0.0, G),
+    }[direction]
 
 
 @pytest.mark.parametrize('direction', ['front', 'back', 'left', 'right'])
@@ -78,8 +83,9 @@ def test_fall_direction_picks_dominant_axis() -> None:
 
 def test_balance_offsets_sign_and_clamp() -> None:
     t1 = mujoco_robot('T1')
-    s = balance_settings({'pitch_joints': {'llj5': 1, 'rlj5': 1}, 'kp_pitch': 0.5, 'kd_pitch': 0.1,
-                          'max_offset_deg': 5}, t1.joint_names)
+    s = balance_settings(
+        {'pitch_joints': {'llj5': 1, 'rlj5': 1}, 'kp_pitch': 0.5, 'kd_pitch': 0.1, 'max_offset_deg': 5}, t1.joint_names
+    )
     ctl = BalanceController(s)
     off = ctl.offsets(math.radians(2), 0.0, (0.0, 0.0, 0.0))
     assert off['llj5'] == pytest.approx(0.5 * math.radians(2)) and off['rlj5'] == off['llj5']

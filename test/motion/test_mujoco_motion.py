@@ -60,8 +60,9 @@ def test_reports_falls_with_direction(graph) -> None:
         graph.stand_up_placed()  # each knock-down from standing (get-up does not work yet)
         graph.states_seen.clear()
         graph.getup_trial(d, rng, timeout=3.0)
-        assert any(s.get('fallen') and s.get('direction') == d for s in graph.states_seen), \
-            json.dumps(graph.states_seen[-3:])
+        assert any(s.get('fallen') and s.get('direction') == d for s in graph.states_seen), json.dumps(
+            graph.states_seen[-3:]
+        )
 
 
 @pytest.mark.skip(reason='T1/K1 get-up keyframes do not work yet (0% in bench/bench_getup.py); skipped to save CI time')

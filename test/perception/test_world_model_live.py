@@ -11,7 +11,6 @@ recovery within 3 s after a trainer move (kidnap).
 from __future__ import annotations
 
 import math
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import PointStamped, PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
+
+from robocup3d_strategy.servers import stop_process
 
 pytestmark = pytest.mark.server
 
@@ -37,16 +38,6 @@ def _upright(q: object) -> float:
 
 def _start(cmd: list[str]) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 @pytest.fixture
@@ -73,7 +64,7 @@ def player(mujoco_server):
     ]
     yield trainer
     for p in procs:
-        _stop(p)
+        stop_process(p, timeout=10)
 
 
 class _Pairs:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from std_msgs.msg import String
 from robocup3d_bridge.config_files import load_config
 from robocup3d_bridge.node_main import LATCHED
 from robocup3d_strategy.formation import formation_pose
+from robocup3d_strategy.servers import stop_process
 
 pytestmark = pytest.mark.server
 
@@ -31,16 +31,23 @@ def _ns(unum: int) -> str:
 @pytest.fixture
 def team(mujoco_server, tmp_path):
     aport, trainer = mujoco_server
-    cmd = [sys.executable, '-m', 'robocup3d_strategy.cli', 'team', '--server', 'mujoco', '--port', str(aport),
-           '--team', TEAM, '--log-dir', str(tmp_path / 'logs')]
+    cmd = [
+        sys.executable,
+        '-m',
+        'robocup3d_strategy.cli',
+        'team',
+        '--server',
+        'mujoco',
+        '--port',
+        str(aport),
+        '--team',
+        TEAM,
+        '--log-dir',
+        str(tmp_path / 'logs'),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield trainer, proc, tmp_path / 'logs'
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    stop_process(proc, timeout=15)
 
 
 def test_full_team_beams_into_formation_and_follows_commands(team, observer) -> None:
@@ -70,7 +77,8 @@ def test_full_team_beams_into_formation_and_follows_commands(team, observer) -> 
 
     assert observer.spin_until(lambda: all(in_formation(u) for u in PLAYERS), 20), {
         u: (round(m.pose.position.x, 2), round(m.pose.position.y, 2))
-        for u in PLAYERS if (m := observer.last(f'{_ns(u)}/ground_truth/pose'))
+        for u in PLAYERS
+        if (m := observer.last(f'{_ns(u)}/ground_truth/pose'))
     }
 
     # The commanded hold pose reaches the robots: the shoulders go to +-75 deg (config/robots.yaml).

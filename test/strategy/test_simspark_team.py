@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 from simspark_support import REPO, Positions, Server, kill_pid, player_pids, simspark_server, wait_until
 
+from robocup3d_strategy.servers import stop_process
+
 pytestmark = [
     pytest.mark.simspark,
     pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH'),
@@ -103,14 +105,7 @@ def run_team(
     try:
         yield team
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(8)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
+        stop_process(proc, timeout=8)
         for pid in player_pids(server.agent_port, team=name):
             kill_pid(pid)
 
