@@ -104,14 +104,21 @@ class BridgeNode(Node):
         )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self.loop.run, args=(self._stop,), name='server-link', daemon=True)
-        self._thread.start()
+        if not local_motion:  # with local motion the link starts once the motion node is attached
+            self._thread.start()
         self.get_logger().info(f'bridge for {self.team} #{self.unum} ({self.robot.name}) -> {server} {host}:{port}')
 
     # -- server -> ROS (runs in the link thread) -------------------------------------
 
     def attach_motion(self, step: Callable[[Percept], JointCommand | None]) -> None:
-        """Let a motion node in this process answer each cycle directly (no DDS round trip)."""
+        """Let a motion node in this process answer each cycle directly (no DDS round trip).
+
+        With ``local_motion`` the server link starts here, so that no cycle goes out
+        before the motion node can answer it.
+        """
         self._motion_step = step
+        if not self._thread.is_alive():
+            self._thread.start()
 
     def _on_percept(self, p: Percept, raw: str) -> None:
         if self._motion_step is not None:
@@ -225,7 +232,8 @@ class BridgeNode(Node):
         """Stop the link thread, then the node."""
         self._stop.set()
         self.loop.link.close()
-        self._thread.join(timeout=2.0)
+        if self._thread.is_alive():
+            self._thread.join(timeout=2.0)
         super().destroy_node()
 
 
