@@ -24,10 +24,11 @@ Unreachable targets raise ``UnreachableError`` (a ``ValueError``) with the reaso
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import wraps
 from itertools import pairwise
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,6 +52,7 @@ __all__ = [
 _LIMIT_TOL = 1e-9  # rad
 _FK_TOL = 1e-7  # m / rad: IK answers are checked against FK to this
 _MAX_ITER = 60
+_Q1_TOL = 1e-10  # rad: first hip angle fixed point (the hip point moves < 1e-11 m)
 
 
 class UnreachableError(ValueError):
@@ -104,12 +106,36 @@ def make_pose(
     return t
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """3-vector cross product (numpy's ``cross`` costs ~20x more on one pair)."""
+    a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
+    b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
+    return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
+
+
 def _wrap(a: float) -> float:
     return math.atan2(math.sin(a), math.cos(a))
 
 
 # ---------------------------------------------------------------------------
 # forward kinematics
+
+_T = TypeVar('_T')
+
+
+def _per_body(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """Cache ``fn(body, *args)`` by the body object's identity (hashing a ``Body`` costs ~50 us)."""
+    store: dict[tuple, tuple[Body, _T]] = {}
+
+    @wraps(fn)
+    def cached(body: Body, *args: object) -> _T:
+        key = (id(body), *args)
+        hit = store.get(key)
+        if hit is None or hit[0] is not body:
+            hit = store[key] = (body, fn(body, *args))
+        return hit[1]
+
+    return cached
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +151,7 @@ class _Tree:
     com: np.ndarray  # (n, 3)
 
 
-@cache
+@_per_body
 def _tree(body: Body) -> _Tree:
     names = tuple(lk.name for lk in body.links)
     index = {n: i for i, n in enumerate(names)}
@@ -227,6 +253,9 @@ class _Leg:
     e: np.ndarray  # ankle-roll point rel. ankle-pitch point (basis coords)
     z_sign: float  # side of the ankle the hip is on, along Z
     branches: tuple[tuple[float, float], ...]  # (knee, roll) solution branches, preferred first
+    axes: tuple[tuple[float, float, float], ...] = ()  # ``a`` as plain floats (the solver's hot path)
+    o_f: tuple[tuple[float, float, float], ...] = ()  # ``o`` as plain floats
+    hip_f: tuple[float, float, float] = (0.0, 0.0, 0.0)  # o[1] + hip_point, plain floats
 
 
 def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
@@ -241,7 +270,7 @@ def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarra
     return (c1 + c2) / 2.0, float(np.linalg.norm(c1 - c2))
 
 
-@cache
+@_per_body
 def _leg(body: Body, side: str) -> _Leg:
     chain = body.leg(side)
     links = [body.link(n) for n in chain.links]
@@ -276,7 +305,24 @@ def _leg(body: Body, side: str) -> _Leg:
     straight = _wrap(knee_sign * (math.atan2(w[0], w[2]) - math.atan2(u[0], u[2])))
     knee = 1.0 if knee_sign * (0.5 * (limits[3][0] + limits[3][1]) - straight) >= 0.0 else -1.0
     branches = ((knee, 1.0), (-knee, 1.0), (knee, -1.0), (-knee, -1.0))
-    return _Leg(links[0].parent, chain.joints, o, a, limits, hip_point, basis, knee_sign, u, w, e, z_sign, branches)
+    return _Leg(
+        links[0].parent,
+        chain.joints,
+        o,
+        a,
+        limits,
+        hip_point,
+        basis,
+        knee_sign,
+        u,
+        w,
+        e,
+        z_sign,
+        branches,
+        tuple(tuple(float(x) for x in r) for r in a),
+        tuple(tuple(float(x) for x in r) for r in o),
+        tuple(float(x) for x in o[1] + hip_point),
+    )
 
 
 def _violation(angle: float, lim: tuple[float, float]) -> float:
@@ -314,21 +360,44 @@ def _lower_leg(leg: _Leg, hip_in_foot: np.ndarray, branch: tuple[float, float]) 
     return _wrap(leg.knee_sign * th4), q5, roll, why
 
 
-def _three_axis(m: np.ndarray, n: np.ndarray, limits: tuple[tuple[float, float], ...]) -> tuple[float, float, float]:
-    """Angles with ``R(n0, t0) R(n1, t1) R(n2, t2) == m`` (n0 perp n1, n1 perp n2), within limits if possible."""
+Vec = tuple[float, float, float]
+
+
+def _dotf(a: Vec, b: Vec) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _crossf(a: Vec, b: Vec) -> Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _turn(v: Vec, axis: Vec, angle: float) -> Vec:
+    """``v`` rotated by ``angle`` about unit ``axis`` (Rodrigues; plain floats, no numpy)."""
+    c, s = math.cos(angle), math.sin(angle)
+    k = _dotf(axis, v) * (1.0 - c)
+    x = _crossf(axis, v)
+    return (v[0] * c + x[0] * s + axis[0] * k, v[1] * c + x[1] * s + axis[1] * k, v[2] * c + x[2] * s + axis[2] * k)
+
+
+def _three_axis(mn1: Vec, mn2: Vec, n: tuple[Vec, Vec, Vec], limits: tuple[tuple[float, float], ...]) -> Vec:
+    """Angles with ``R(n0, t0) R(n1, t1) R(n2, t2) == M`` (n0 perp n1, n1 perp n2), within limits if possible.
+
+    ``M`` enters as ``mn1 = M n1`` and ``mn2 = M n2``, which determine the angles.
+    """
     n0, n1, n2 = n
-    ca, cb, c = float(n0 @ n2), float(n0 @ np.cross(n1, n2)), float(n0 @ m @ n2)
+    ca, cb, c = _dotf(n0, n2), _dotf(n0, _crossf(n1, n2)), _dotf(n0, mn2)
     rho, phi = math.hypot(ca, cb), math.atan2(cb, ca)
     d = math.acos(min(1.0, max(-1.0, c / rho)))
+    td = _dotf(mn2, n0)
+    tp = (mn2[0] - td * n0[0], mn2[1] - td * n0[1], mn2[2] - td * n0[2])
     best = None
     for t1 in (phi + d, phi - d):
-        v = rotation_matrix(n1, t1) @ n2
-        target = m @ n2
-        vp, tp = v - (v @ n0) * n0, target - (target @ n0) * n0
-        t0 = math.atan2(float(n0 @ np.cross(vp, tp)), float(vp @ tp)) if np.linalg.norm(vp) > 1e-12 else 0.0
-        rem = (rotation_matrix(n0, t0) @ rotation_matrix(n1, t1)).T @ m
-        p = n1
-        t2 = math.atan2(float(n2 @ np.cross(p, rem @ p)), float(p @ rem @ p))
+        v = _turn(n2, n1, t1)
+        vd = _dotf(v, n0)
+        vp = (v[0] - vd * n0[0], v[1] - vd * n0[1], v[2] - vd * n0[2])
+        t0 = math.atan2(_dotf(n0, _crossf(vp, tp)), _dotf(vp, tp)) if _dotf(vp, vp) > 1e-24 else 0.0
+        w = _turn(_turn(mn1, n0, -t0), n1, -t1)  # (R0 R1)^T M n1
+        t2 = math.atan2(_dotf(n2, _crossf(n1, w)), _dotf(n1, w))
         angles = (_wrap(t0), _wrap(t1), _wrap(t2))
         score = (sum(_violation(q, lim) for q, lim in zip(angles, limits, strict=True)), sum(map(abs, angles)))
         if best is None or score < best[0]:
@@ -338,39 +407,53 @@ def _three_axis(m: np.ndarray, n: np.ndarray, limits: tuple[tuple[float, float],
 
 
 def _solve_branch(
-    leg: _Leg, p: np.ndarray, rf: np.ndarray, branch: tuple[float, float]
+    leg: _Leg, p: np.ndarray, rf: np.ndarray, branch: tuple[float, float], hint: float = 0.0
 ) -> tuple[tuple[float, ...], str]:
-    o, a = leg.o, leg.a
+    ax = leg.axes
+    o0, hip1 = leg.o_f[0], leg.hip_f
+    pf = (float(p[0]), float(p[1]), float(p[2]))
+    rows = rf.tolist()
+    cols = tuple(zip(*rows, strict=True))
+
+    def rot(v: Vec) -> Vec:  # rf @ v
+        return (_dotf(rows[0], v), _dotf(rows[1], v), _dotf(rows[2], v))
 
     def step(q1: float) -> tuple[tuple[float, ...], str]:
-        hip = o[0] + rotation_matrix(a[0], q1) @ (o[1] + leg.hip_point)
-        q4, q5, q6, why = _lower_leg(leg, rf.T @ (hip - p), branch)
-        r3 = rf @ rotation_matrix(a[5], q6).T @ rotation_matrix(a[4], q5).T @ rotation_matrix(a[3], q4).T
-        return (*_three_axis(r3, a[:3], leg.limits[:3]), q4, q5, q6), why
+        h = _turn(hip1, ax[0], q1)
+        d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
+        q4, q5, q6, why = _lower_leg(leg, np.array((_dotf(cols[0], d), _dotf(cols[1], d), _dotf(cols[2], d))), branch)
+        # M = rf R5^T R4^T R3^T; the hip angles follow from M n1 and M n2
+        mn = [rot(_turn(_turn(_turn(n, ax[3], -q4), ax[4], -q5), ax[5], -q6)) for n in (ax[1], ax[2])]
+        return (*_three_axis(mn[0], mn[1], ax[:3], leg.limits[:3]), q4, q5, q6), why
 
     # The hip point depends on the first hip angle only when hip axis 1 misses it (T1, K1):
-    # solve g(q1) = hip1(q1) - q1 = 0 by secant steps, starting with one fixed-point step.
-    x0 = 0.0
+    # solve g(q1) = hip1(q1) - q1 = 0 by secant steps, starting with one fixed-point step
+    # from ``hint`` (the last answer: one or two steps when feet move a little per cycle).
+    x0 = hint
     q, why = step(x0)
     g0 = _wrap(q[0] - x0)
     x1 = x0 + g0
     for _ in range(_MAX_ITER):
-        if abs(g0) < 1e-14:
+        if abs(g0) < _Q1_TOL:
             break
         q, why = step(x1)
         g1 = _wrap(q[0] - x1)
-        if abs(g1) < 1e-14 or g1 == g0:
+        if abs(g1) < _Q1_TOL or g1 == g0:
             break
         x0, x1, g0 = x1, x1 - g1 * (x1 - x0) / (g1 - g0), g1
     return q, why
+
+
+_HINTS: dict[int, float] = {}  # id(leg) -> last first hip angle, to start the next solve from
 
 
 def _solve(leg: _Leg, target: np.ndarray) -> tuple[tuple[float, ...], str]:
     """Six leg angles for a foot pose in the leg's base frame, the most plausible branch, and why it fails if so."""
     p, rf = target[:3, 3], target[:3, :3]
     best = None
+    hint = _HINTS.get(id(leg), 0.0)
     for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
-        q, why = _solve_branch(leg, p, rf, branch)
+        q, why = _solve_branch(leg, p, rf, branch, hint)
         err = _pose_error(_chain(leg, q), target)
         score = (err > _FK_TOL, sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)))
         if best is None or score < best[0]:
@@ -378,6 +461,8 @@ def _solve(leg: _Leg, target: np.ndarray) -> tuple[tuple[float, ...], str]:
         if score == (False, 0.0):
             break
     assert best is not None
+    if not best[0][0] and math.isfinite(best[1][0]):
+        _HINTS[id(leg)] = best[1][0]
     return best[1], best[2] or ('' if not best[0][0] else 'no exact solution (numerically out of reach)')
 
 

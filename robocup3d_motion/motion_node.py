@@ -7,8 +7,12 @@ topic (RCSSServerMJ). What it commands, in order of priority:
 1. a **get-up** skill when the IMU says the robot lies on the ground
    (:mod:`robocup3d_motion.fall`; front/back/side; skills from :mod:`robocup3d_motion.getup`);
 2. a **requested skill** (``motion_request``, ``std_msgs/String`` with a skill name;
-   ``stand`` returns to standing);
-3. the **stand**: the hold pose of ``config/robots.yaml`` (or ``joint_targets``), with
+   ``stand`` returns to standing; ``walk_set NAME`` picks a walk parameter set);
+3. the **walk** (:mod:`robocup3d_motion.walk`) while ``cmd_vel`` (geometry_msgs/Twist,
+   robot frame) is fresh or a ``walk_target`` (geometry_msgs/PoseStamped relative to the
+   robot, ``base_footprint``) is not reached; it stops safely (finishing its step, feet
+   side by side) when commands stop for ``cmd_timeout`` seconds, and resumes after a get-up;
+4. the **stand**: the hold pose of ``config/robots.yaml`` (or ``joint_targets``), with
    IMU-feedback balance (:mod:`robocup3d_motion.balance`) where the robot has it.
 
 State goes out on ``motion_state`` (``std_msgs/String``, JSON, latched): the current
@@ -28,6 +32,7 @@ import math
 import threading
 import time
 
+from geometry_msgs.msg import PoseStamped, Twist
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -42,10 +47,14 @@ from robocup3d_motion.fall import FallDetector, FallState
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.robots import robot_spec
+from robocup3d_motion.walk import WalkEngine, walk_sets
+from robocup3d_motion.walk_control import WalkCommander
 
 __all__ = ['MotionCore', 'MotionNode', 'main']
 
 STAND = 'stand'
+WALK = 'walk'
+CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 
 
 def _seconds(stamp: object) -> float:
@@ -55,7 +64,15 @@ def _seconds(stamp: object) -> float:
 class MotionCore:
     """Everything but ROS: skill selection, fall handling, balance. Times in server seconds."""
 
-    def __init__(self, robot: object, robots_cfg: dict, imu_timeout: float = 0.3, getup_pause: float = 0.3) -> None:
+    def __init__(
+        self,
+        robot: object,
+        robots_cfg: dict,
+        imu_timeout: float = 0.3,
+        getup_pause: float = 0.3,
+        walk_cfg: dict | None = None,
+        cmd_timeout: float = 0.5,
+    ) -> None:
         self.robot = robot
         self.settings = control_settings(robot, robots_cfg)
         self.controller = JointController(robot, self.settings)
@@ -92,6 +109,20 @@ class MotionCore:
         self.getups = 0
         self._pause_until = -math.inf
         self._last_imu_t: float | None = None
+        self._last_t: float | None = None
+        # the walk: parameter sets from config/walk.yaml (none: the robot does not walk)
+        walk_key = f'nao{robot.robot_type}' if robot.server == 'simspark' else robot.name
+        self.walk_sets, self.walk_set = walk_sets(walk_cfg or {}, walk_key)
+        self.walk: WalkEngine | None = None
+        if self.walk_sets:
+            from robocup3d_motion.body import body_for  # noqa: PLC0415
+
+            body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
+            self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)
+        self.commander = WalkCommander(cmd_timeout)
+        self.contacts: dict[str, bool] | None = None
+        self._stand_from: tuple[dict[str, float], float] | None = None
+        self.stand_ramp = 0.5  # s from the walk stance to the hold pose
 
     # -- inputs
     def on_imu(
@@ -110,8 +141,18 @@ class MotionCore:
         """Handle a skill request; returns '' or the reason it was refused."""
         name = text.strip() if isinstance(text, str) else ''
         if name.lower() in (STAND, 'hold'):
-            if not self.is_getup:
+            self.commander.stop()
+            if not self.is_getup and self.skill != WALK:
                 self._start(STAND)
+            return ''
+        if name.startswith('walk_set'):
+            wanted = name[len('walk_set') :].strip()
+            if wanted not in self.walk_sets:
+                self.error = f'request refused: unknown walk set {wanted!r}; known: {sorted(self.walk_sets)}'
+                return self.error
+            self.walk_set = wanted
+            assert self.walk is not None
+            self.walk.set_params(self.walk_sets[wanted])
             return ''
         if not name or name not in self.skills:
             self.error = f'request refused: unknown skill {text!r}; known: {sorted(self.skills)}'
@@ -125,10 +166,34 @@ class MotionCore:
         self._start(name)
         return ''
 
+    def set_velocity(self, vx: float, vy: float, wz: float, wall: float) -> str:
+        """A ``cmd_vel`` command (m/s, m/s, rad/s); returns '' or why it was refused."""
+        if self.walk is None:
+            self.error = f'cmd_vel ignored: no walk parameters for {self.robot.name} in walk.yaml'
+            return self.error
+        if not all(math.isfinite(v) for v in (vx, vy, wz)):
+            self.error = 'cmd_vel refused: non-finite velocity'
+            return self.error
+        self.commander.set_velocity(vx, vy, wz, wall)
+        return ''
+
+    def set_walk_target(self, x: float, y: float, yaw: float, wall: float) -> str:
+        """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
+        if self.walk is None:
+            self.error = f'walk_target ignored: no walk parameters for {self.robot.name} in walk.yaml'
+            return self.error
+        if not all(math.isfinite(v) for v in (x, y, yaw)):
+            self.error = 'walk_target refused: non-finite pose'
+            return self.error
+        self.commander.set_target(x, y, yaw, wall)
+        return ''
+
     def _start(self, name: str, getup: bool = False) -> None:
         self.skill, self.is_getup, self._reset = name, getup, True
-        if name == STAND:
+        if name in (STAND, WALK):
             self.player = None
+            if name == WALK and self.walk is not None:
+                self.walk.reset()
         elif self.robot.server == 'simspark':
             self.player = self._skl.player(name, self.robot)
         else:
@@ -137,6 +202,8 @@ class MotionCore:
     # -- one cycle
     def step(self, t: float, measured: dict[str, float], wall: float) -> dict[str, float]:
         """Target angles (rad) for this cycle."""
+        dt = 0.02 if self._last_t is None else min(max(t - self._last_t, 0.0), 0.1)
+        self._last_t = t
         self.imu_ok = self.last_imu_wall is not None and wall - self.last_imu_wall <= self.imu_timeout
         if not self.imu_ok:
             # No IMU: no balance, no fall handling; keep playing a running skill, else hold still.
@@ -162,14 +229,38 @@ class MotionCore:
                 self._start(STAND)
                 if was_getup:
                     self._pause_until = t + self.getup_pause  # let the detector see the result first
+        elif self.walk is not None and self._walk_wanted(wall):
+            if self.skill != WALK:
+                self._start(WALK)
+            vx, vy, wz = self.commander.velocity(wall, self.walk.params, self.walk.speed, dt)
+            self.walk.set_command(vx, vy, wz)
+            pitch = self.state.pitch if self.imu_ok else 0.0
+            gyro = self.gyro if self.imu_ok else None
+            cmd = self.walk.step(dt, gyro, pitch, self.contacts, start_pose=self.last_cmd)
+            if not self.walk.moving and not self.commander.active(wall):
+                self._start(STAND)
+                self._stand_from = (dict(cmd), t)
         else:
             base = dict(self.settings.hold_pose)
             base.update(self.targets)
             cmd = base
             if self.imu_ok and not self.state.fallen:
                 cmd = self.balance.apply(base, self.state.pitch, self.state.roll, self.gyro)
+            if self._stand_from is not None:  # ease from the walk stance into the hold pose
+                start, t0 = self._stand_from
+                b = (t - t0) / self.stand_ramp
+                if b >= 1.0 or b < 0.0:
+                    self._stand_from = None
+                else:
+                    cmd = {n: start.get(n, v) + (v - start.get(n, v)) * b for n, v in cmd.items()}
         self.last_cmd = cmd
         return cmd
+
+    def _walk_wanted(self, wall: float) -> bool:
+        """Walk while commanded, or until a running walk has come to rest; never while fallen."""
+        if self.state.fallen and self.imu_ok:
+            return False
+        return self.commander.active(wall) or (self.skill == WALK and self.walk is not None and self.walk.moving)
 
     def gains(self) -> tuple[dict[str, float], dict[str, float]]:
         """The PD gains in force: the robot's, with the running skill's overrides."""
@@ -177,6 +268,11 @@ class MotionCore:
         if isinstance(self.player, KeyframePlayer):
             kp.update(self.player.skill.kp)
             kd.update(self.player.skill.kd)
+        elif self.skill == WALK and self.walk is not None:
+            p = self.walk.params
+            for name in self.walk.leg_joints:  # stiff enough not to sag under the body
+                kp[name] = max(kp[name], p.kp_legs)
+                kd[name] = max(kd[name], p.kd_legs)
         return kp, kd
 
     def state_dict(self) -> dict:
@@ -190,6 +286,20 @@ class MotionCore:
             'imu_ok': self.imu_ok,
             'getups': self.getups,
             'error': self.error,
+            'walk': self._walk_state(),
+        }
+
+    def _walk_state(self) -> dict:
+        if self.walk is None:
+            return {}
+        w = self.walk
+        return {
+            'set': self.walk_set,
+            'moving': w.moving,
+            'command': [round(v, 3) for v in w.command],
+            'speed': [round(v, 3) for v in w.speed],
+            'steps': w.steps,
+            'target': self.commander.target_state(),
         }
 
 
@@ -203,11 +313,19 @@ class MotionNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         robots_file = self.declare_parameter('robots_config', 'robots.yaml').value
         imu_timeout = float(self.declare_parameter('imu_timeout', 0.3).value)
+        walk_file = self.declare_parameter('walk_config', 'walk.yaml').value
+        cmd_timeout = float(self.declare_parameter('cmd_timeout', 0.5).value)
         # local: the bridge in this process calls step_percept() directly (no DDS hop per cycle).
         self.local = bool(self.declare_parameter('local', False).value)
         self.robot = robot_spec(server, robot, robot_type)
         try:
-            self.core = MotionCore(self.robot, load_config(robots_file), imu_timeout)
+            self.core = MotionCore(
+                self.robot,
+                load_config(robots_file),
+                imu_timeout,
+                walk_cfg=load_config(walk_file),
+                cmd_timeout=cmd_timeout,
+            )
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         self.settings = self.core.settings
@@ -224,6 +342,8 @@ class MotionNode(Node):
             self.create_subscription(Imu, 'imu', self._on_imu, 1)
         self.create_subscription(JointState, 'joint_targets', self._on_targets, 1)
         self.create_subscription(String, 'motion_request', self._on_request, 10)
+        self.create_subscription(Twist, 'cmd_vel', self._on_cmd_vel, 1)
+        self.create_subscription(PoseStamped, 'walk_target', self._on_walk_target, 1)
         self._publish_gains()
         self._publish_state(force=True)
 
@@ -270,6 +390,25 @@ class MotionNode(Node):
             self.get_logger().error(err)
         self._publish_state(force=True)
 
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        with self._lock:
+            err = self.core.set_velocity(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
+        if err:
+            self.get_logger().error(err, throttle_duration_sec=2.0)
+
+    def _on_walk_target(self, msg: PoseStamped) -> None:
+        """A pose to walk to, relative to the robot (frame ``base_footprint``); yaw from the quaternion."""
+        q, pos = msg.pose.orientation, msg.pose.position
+        yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+        frame = msg.header.frame_id or 'base_footprint'
+        if frame not in ('base_footprint', 'base_link'):
+            self.get_logger().error(f'walk_target refused: frame {frame!r}; send it relative to base_footprint')
+            return
+        with self._lock:
+            err = self.core.set_walk_target(pos.x, pos.y, yaw, time.monotonic())
+        if err:
+            self.get_logger().error(err)
+
     def _on_joint_states(self, msg: JointState) -> None:
         self._cycle += 1
         measured = dict(zip(msg.name, msg.position, strict=False))
@@ -296,6 +435,10 @@ class MotionNode(Node):
         with self._lock:
             if p.gyro is not None and p.accel is not None:
                 self.core.on_imu(t, p.gyro, p.accel, wall)
+            if p.forces:  # SimSpark foot pressure: which feet touch the ground
+                self.core.contacts = {
+                    side: (f := p.forces.get(f'{side}f')) is not None and f.f[2] > CONTACT_N for side in 'lr'
+                }
             targets = self.core.step(t, p.joint_positions, wall)
             kp, kd = self.core.gains()
         self._publish_gains()

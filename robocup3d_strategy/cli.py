@@ -39,11 +39,18 @@ def _localize(argv: list[str]) -> int:
     return run(argv)
 
 
+def _optimize(argv: list[str]) -> int:
+    from robocup3d_strategy.optimize import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'match': (_match, 'start RCSSServerMJ (or use a running server) and play two of our teams'),
     'team': (_team, 'put one team on a server and supervise it'),
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
+    'optimize': (_optimize, 'tune walk parameters with CMA-ES on RCSSServerMJ (sync mode, parallel)'),
     'localize': (_localize, 'run localization and tracking offline over a capture; errors vs ground truth'),
 }
 

@@ -47,6 +47,7 @@ def player_parser() -> argparse.ArgumentParser:
     p.add_argument(
         '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
     )
+    p.add_argument('--walk-config', default='walk.yaml', help='walk parameter file (name in config/ or a path)')
     return p
 
 
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         return made['bridge']
 
     def motion(**kw: object) -> MotionNode:
-        node = MotionNode(namespace=ns, parameter_overrides=[*common, Parameter('local', value=local)])
+        extra = [Parameter('local', value=local), Parameter('walk_config', value=args.walk_config)]
+        node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])
         if local:  # bridge and motion share this process: hand each cycle over directly
             made['bridge'].attach_motion(node.step_percept)
         return node

@@ -1,0 +1,327 @@
+"""Omnidirectional walk: a linear-inverted-pendulum gait on the analytic leg IK.
+
+The engine turns a velocity command (vx, vy m/s; wz rad/s; robot frame, REP-103)
+into leg joint targets, one call per 20 ms cycle. Pure Python, no ROS.
+
+Gait model. One *step* lasts ``period`` seconds; the support leg alternates. In a
+frame on the ground under the torso (x forward, the torso's heading):
+
+* the body moves (vx, vy, wz) * period per step: the support foot slides back by that
+  much, the swing foot travels from where it was to half a step ahead, lifted by
+  ``step_height`` (a sin^2 profile) and placed with a smooth (cosine) profile;
+* the torso sways over the support foot along the periodic solution of the linear
+  inverted pendulum (height ``com_height``, Tc = sqrt(h/g)) with the ZMP on the
+  support foot: y(t) = A (1 - cosh((t - T/2)/Tc) / cosh(T/2Tc)); ``sway`` sets A;
+* forward, the body passes over the support foot on the same pendulum
+  (x(t) ~ sinh((t - T/2)/Tc)), blended with a constant speed by ``lipm_x``.
+
+Commands are limited per step in size and change (``max_*``, ``accel_*``), so starts,
+stops and direction changes are smooth; a stop finishes the step with the feet side by
+side. Feedback: the torso's pitch and roll rates (gyro) and tilt shift the ankles and
+hips; with foot-contact sensors (SimSpark FRP) a step ends early when the swing foot
+lands. Parameters per robot and named sets (``positioning``, ``sprint``) live in
+``config/walk.yaml``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from robocup3d_bridge.config_files import ConfigError
+from robocup3d_motion.body import Body
+from robocup3d_motion.kinematics import UnreachableError, legs_ik
+
+__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'walk_params', 'walk_sets']
+
+G = 9.81
+
+
+@dataclass(frozen=True, slots=True)
+class WalkParams:
+    """One walk parameter set. Lengths in m, times in s, angles in rad (degrees in YAML)."""
+
+    period: float = 0.3  # one step
+    com_height: float = 0.5  # pendulum height for the sway and forward profiles
+    sole_z: float = -0.58  # sole height below the torso frame origin
+    sole_x: float = 0.0  # sole centre forward of the torso origin (moves the CoM over the feet)
+    foot_y: float = 0.1  # sole centre to the side of the torso's midline
+    step_height: float = 0.04
+    sway: float = 0.03  # lateral sway amplitude (peak, mid step)
+    lipm_x: float = 1.0  # 1: pendulum profile forward; 0: constant speed
+    double_support: float = 0.1  # fraction of the step with both feet down
+    torso_pitch: float = 0.05  # forward lean of the torso (rad)
+    max_vx: float = 0.6  # m/s forward
+    min_vx: float = -0.3  # m/s backward
+    max_vy: float = 0.25
+    max_wz: float = 1.0  # rad/s
+    accel_x: float = 0.15  # max change of vx per step (m/s)
+    accel_y: float = 0.1
+    accel_w: float = 0.5
+    arm_swing: float = 2.0  # shoulder pitch rad per m of the opposite foot's x
+    gyro_pitch: float = 0.05  # ankle pitch rad per rad/s of pitch rate
+    gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate
+    tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
+    swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
+    ramp: float = 0.3  # s to blend into the walk stance from the current pose
+    kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
+    kd_legs: float = 0.0
+
+
+ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
+
+
+def walk_params(section: Mapping | None, base: WalkParams | None = None) -> WalkParams:
+    """A parameter set from a YAML mapping (angles in degrees) over ``base``."""
+    base = base or WalkParams()
+    if not section:
+        return base
+    if not isinstance(section, Mapping):
+        raise ConfigError('a walk parameter set must be a mapping of name: value')
+    known = {f.name for f in fields(WalkParams)}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise ConfigError(f'unknown walk parameters {unknown}; known: {sorted(known)}')
+    values = {}
+    for key, value in section.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ConfigError(f'walk parameter {key} must be a finite number, got {value!r}')
+        values[key] = math.radians(value) if key in ANGLE_PARAMS else float(value)
+    params = replace(base, **values)
+    if params.period <= 0.04 or params.com_height <= 0.0 or not 0.0 <= params.double_support < 0.8:
+        raise ConfigError('walk: period > 0.04 s, com_height > 0 and 0 <= double_support < 0.8 are required')
+    return params
+
+
+def _smooth(s: float) -> float:
+    return 0.5 - 0.5 * math.cos(math.pi * min(1.0, max(0.0, s)))
+
+
+def _limit(value: float, lo: float, hi: float) -> float:
+    return lo if value < lo else hi if value > hi else value
+
+
+@dataclass(slots=True)
+class _Foot:
+    x: float = 0.0  # offsets from the neutral stance, ground frame under the torso
+    y: float = 0.0
+    yaw: float = 0.0
+    z: float = 0.0  # lift
+
+
+class WalkEngine:
+    """Velocity command in, leg and arm joint targets out; one :meth:`step` per cycle."""
+
+    def __init__(self, body: Body, params: WalkParams, hold_pose: Mapping[str, float] | None = None) -> None:
+        self.body = body
+        self.hold = dict(hold_pose or {})
+        self.sole = {s: np.asarray(body.leg(s).sole, dtype=float) for s in 'lr'}
+        #: the leg joints, whose gains the walk may raise (kp_legs, kd_legs)
+        self.leg_joints = tuple(j for s in 'lr' for j in body.leg(s).joints)
+        self.set_params(params)
+        self.command = (0.0, 0.0, 0.0)
+        self.reset()
+
+    def set_params(self, params: WalkParams) -> None:
+        """Switch parameter sets (takes effect at the next step)."""
+        self.params = params
+        tc = math.sqrt(params.com_height / G)
+        self._half = params.period / (2.0 * tc)
+        self._tc = tc
+
+    def reset(self) -> None:
+        """Stand still in the walk stance, both feet down; the next step starts afresh."""
+        self.feet = {'l': _Foot(), 'r': _Foot()}
+        self.speed = (0.0, 0.0, 0.0)  # per-second velocity of the current step
+        self.support = 'r'  # the first step swings the left foot... unless chosen otherwise
+        self.phase = 0.0
+        self.walking = False
+        self.t_in_step = 0.0
+        self._start = {s: (0.0, 0.0, 0.0) for s in 'lr'}
+        self._target = {s: (0.0, 0.0, 0.0) for s in 'lr'}
+        self.blend = 0.0
+        self.steps = 0
+        self.last: dict[str, float] = {}
+
+    # -- command
+    def set_command(self, vx: float, vy: float, wz: float) -> None:
+        """Desired velocity (m/s, m/s, rad/s), clipped to the parameter set's limits."""
+        p = self.params
+        vals = [v if math.isfinite(v) else 0.0 for v in (vx, vy, wz)]
+        self.command = (
+            _limit(vals[0], p.min_vx, p.max_vx),
+            _limit(vals[1], -p.max_vy, p.max_vy),
+            _limit(vals[2], -p.max_wz, p.max_wz),
+        )
+
+    @property
+    def moving(self) -> bool:
+        """True while a step is under way or the command asks for motion."""
+        return self.walking or any(abs(c) > 1e-6 for c in self.command)
+
+    def _next_step(self) -> None:
+        """Choose the next step at a step boundary (support swaps)."""
+        p = self.params
+        cx, cy, cw = self.command
+        sx, sy, sw = self.speed
+        sx += _limit(cx - sx, -p.accel_x, p.accel_x)
+        sy += _limit(cy - sy, -p.accel_y, p.accel_y)
+        sw += _limit(cw - sw, -p.accel_w, p.accel_w)
+        self.speed = (sx, sy, sw)
+        resting = all(abs(f.x) < 1e-4 and abs(f.y) < 1e-4 and abs(f.yaw) < 1e-3 for f in self.feet.values())
+        if all(abs(v) < 1e-6 for v in self.speed) and resting and all(abs(c) < 1e-6 for c in self.command):
+            self.walking = False
+            return
+        if not self.walking:
+            # Start with the foot on the side we move to (sideways / turning), else the left.
+            self.support = 'l' if (cy < 0.0 or (cy == 0.0 and cw < 0.0)) else 'r'
+            self.walking = True
+        else:
+            self.support = 'l' if self.support == 'r' else 'r'
+        swing = 'l' if self.support == 'r' else 'r'
+        t = p.period
+        for s in 'lr':
+            f = self.feet[s]
+            self._start[s] = (f.x, f.y, f.yaw)
+        # Support slides back by the step; swing goes half a step ahead of neutral.
+        f = self.feet[self.support]
+        self._target[self.support] = (f.x - sx * t, f.y - sy * t, f.yaw - sw * t)
+        lead = p.swing_x_lead * sx
+        self._target[swing] = (0.5 * sx * t + lead, 0.5 * sy * t, 0.5 * sw * t)
+        # Sideways, feet never cross: the inner foot stays on its side.
+        if (swing == 'l' and sy < 0.0) or (swing == 'r' and sy > 0.0):
+            self._target[swing] = (self._target[swing][0], 0.0, self._target[swing][2])
+        self.t_in_step = 0.0
+        self.steps += 1
+
+    # -- one cycle
+    def step(
+        self,
+        dt: float,
+        gyro: tuple[float, float, float] | None = None,
+        pitch: float = 0.0,
+        contact: Mapping[str, bool] | None = None,
+        start_pose: Mapping[str, float] | None = None,
+    ) -> dict[str, float]:
+        """Advance ``dt`` seconds and return joint targets (rad) for legs and arms.
+
+        ``gyro``: torso rates (rad/s, REP-103); ``pitch``: torso forward tilt (rad);
+        ``contact``: foot touches the ground, per side (ends a late step early);
+        ``start_pose``: the pose to blend from while entering the walk stance.
+        """
+        p = self.params
+        if self.blend < 1.0:
+            self.blend = min(1.0, self.blend + dt / max(p.ramp, 1e-6))
+        if self.walking:
+            self.t_in_step += dt
+            swing = 'l' if self.support == 'r' else 'r'
+            late = contact is not None and contact.get(swing) and self.t_in_step > 0.75 * p.period
+            if self.t_in_step >= p.period - 1e-9 or late:
+                self._land()
+                self._next_step()
+        elif self.blend >= 1.0:
+            self._next_step()
+        out = self._targets(gyro, pitch)
+        if self.blend < 1.0 and start_pose:
+            b = _smooth(self.blend)
+            out = {n: b * v + (1.0 - b) * start_pose.get(n, v) for n, v in out.items()}
+        self.last = out
+        return out
+
+    def _land(self) -> None:
+        for s in 'lr':
+            x, y, yaw = self._target[s]
+            f = self.feet[s]
+            f.x, f.y, f.yaw, f.z = x, y, yaw, 0.0
+
+    def _feet_now(self) -> tuple[dict[str, _Foot], float, float]:
+        """Foot offsets at this instant, and the sway (y) and forward (x) body shifts."""
+        p = self.params
+        if not self.walking:
+            return self.feet, 0.0, 0.0
+        t, per = self.t_in_step, p.period
+        phase = min(1.0, t / per)
+        ds = p.double_support
+        swing_s = _limit((phase - ds / 2.0) / max(1e-6, 1.0 - ds), 0.0, 1.0)
+        swing = 'l' if self.support == 'r' else 'r'
+        feet = {}
+        # support: pendulum profile (blended with linear) from start to target
+        u = (t - per / 2.0) / self._tc
+        lipm = 0.5 + 0.5 * math.sinh(u) / math.sinh(self._half)
+        frac = p.lipm_x * lipm + (1.0 - p.lipm_x) * phase
+        (x0, y0, w0), (x1, y1, w1) = self._start[self.support], self._target[self.support]
+        feet[self.support] = _Foot(x0 + (x1 - x0) * frac, y0 + (y1 - y0) * phase, w0 + (w1 - w0) * phase)
+        (x0, y0, w0), (x1, y1, w1) = self._start[swing], self._target[swing]
+        s = _smooth(swing_s)
+        lift = math.sin(math.pi * swing_s) ** 2
+        feet[swing] = _Foot(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift)
+        shape = (1.0 - math.cosh(u) / math.cosh(self._half)) / (1.0 - 1.0 / math.cosh(self._half))
+        sway = (1.0 if self.support == 'l' else -1.0) * p.sway * shape
+        return feet, sway, 0.0
+
+    def _targets(self, gyro: tuple[float, float, float] | None, pitch: float) -> dict[str, float]:
+        p = self.params
+        feet, sway, _ = self._feet_now()
+        lean = p.torso_pitch
+        shift_x = p.tilt_pitch * (pitch - lean) if math.isfinite(pitch) else 0.0
+        c, s = math.cos(lean), math.sin(lean)
+        poses = {}
+        for side, sign in (('l', 1.0), ('r', -1.0)):
+            f = feet[side]
+            # sole centre in the ground frame under the torso, then into the (leaning) torso frame
+            gx = p.sole_x + f.x - shift_x
+            gy = sign * p.foot_y + f.y - sway
+            gz = p.sole_z + f.z
+            cy, sy = math.cos(f.yaw), math.sin(f.yaw)
+            rot = np.array([[c * cy, -c * sy, -s], [sy, cy, 0.0], [s * cy, -s * sy, c]])  # Ry(-lean) Rz(yaw)
+            pos = np.array([c * gx - s * gz, gy, s * gx + c * gz])
+            t = np.eye(4)
+            t[:3, :3] = rot
+            t[:3, 3] = pos - rot @ self.sole[side]
+            poses[side] = t
+        try:
+            q = legs_ik(self.body, poses['l'], poses['r'], check_limits=False)
+        except UnreachableError:
+            q = {n: v for n, v in self.last.items() if n[1:3] == 'lj'}
+        out = dict(self.hold)
+        out.update(q)
+        if gyro is not None:
+            gx_rate, gy_rate = gyro[0], gyro[1]
+            for side in 'lr':
+                out[f'{side}lj5'] = out.get(f'{side}lj5', 0.0) + p.gyro_pitch * gy_rate
+                out[f'{side}lj2'] = out.get(f'{side}lj2', 0.0) + p.gyro_roll * gx_rate
+        if p.arm_swing:
+            for side, other in (('l', 'r'), ('r', 'l')):
+                name = f'{side}aj1'
+                if name in out:
+                    out[name] = out[name] - p.arm_swing * feet[other].x
+        return out
+
+
+def walk_sets(walk_cfg: Mapping, key: str) -> tuple[dict[str, WalkParams], str]:
+    """Named parameter sets of one robot from ``config/walk.yaml`` and the default set's name.
+
+    ``key`` is the robot's section (``T1``, ``K1``, ``nao0``..``nao4``; a Nao type without
+    its own section falls back to ``nao``). Each set is applied over the section's ``base``.
+    """
+    section = walk_cfg.get(key)
+    if section is None and key.startswith('nao'):
+        section = walk_cfg.get('nao')
+    if section is None:
+        return {}, ''
+    if not isinstance(section, Mapping) or not isinstance(section.get('sets'), Mapping) or not section['sets']:
+        raise ConfigError(f'walk.yaml: {key} needs a non-empty "sets" mapping')
+    base = walk_params(section.get('base'))
+    sets = {}
+    for name, values in section['sets'].items():
+        try:
+            sets[str(name)] = walk_params(values, base)
+        except ConfigError as exc:
+            raise ConfigError(f'walk.yaml: {key}.sets.{name}: {exc}') from None
+    default = str(section.get('default', next(iter(sets))))
+    if default not in sets:
+        raise ConfigError(f'walk.yaml: {key}.default names unknown set {default!r}; sets: {sorted(sets)}')
+    return sets, default

@@ -1,0 +1,101 @@
+"""What the walk is asked to do: a velocity (``cmd_vel``) or a pose to walk to.
+
+A velocity holds for ``timeout`` seconds (wall clock) after it arrived; then the walk
+stops. A target pose is relative to the robot when it arrives; the commander moves it
+by the walk's own odometry (the speed the engine is stepping at) each cycle and steers
+towards it: turn towards it and walk when it is far, sidestep and turn into the final
+heading when near, done within ``reach`` m and ``reach_yaw`` rad. A target lapses after
+``target_timeout`` s without a new one. Pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+from robocup3d_motion.walk import WalkParams
+
+__all__ = ['WalkCommander']
+
+
+def _wrap(a: float) -> float:
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+class WalkCommander:
+    """Turns cmd_vel / walk targets into the walk's velocity command, cycle by cycle."""
+
+    def __init__(
+        self,
+        timeout: float = 0.5,
+        target_timeout: float = 10.0,
+        reach: float = 0.05,
+        reach_yaw: float = 0.1,
+        gain: float = 1.5,
+        near: float = 0.6,
+    ) -> None:
+        self.timeout = timeout
+        self.target_timeout = target_timeout
+        self.reach, self.reach_yaw, self.gain, self.near = reach, reach_yaw, gain, near
+        self.stop()
+
+    def stop(self) -> None:
+        """Forget every command: the walk comes to rest."""
+        self.cmd = (0.0, 0.0, 0.0)
+        self.since: float | None = None
+        self.target: list[float] | None = None
+
+    def set_velocity(self, vx: float, vy: float, wz: float, wall: float) -> None:
+        """A velocity in the robot frame (m/s, m/s, rad/s); replaces any target."""
+        self.cmd, self.since, self.target = (vx, vy, wz), wall, None
+
+    def set_target(self, x: float, y: float, yaw: float, wall: float) -> None:
+        """A pose relative to the robot now (m, m, rad); replaces any velocity."""
+        self.cmd, self.since, self.target = (0.0, 0.0, 0.0), wall, [x, y, _wrap(yaw)]
+
+    def active(self, wall: float) -> bool:
+        """A command is in force."""
+        if self.since is None:
+            return False
+        limit = self.target_timeout if self.target is not None else self.timeout
+        if wall - self.since > limit:
+            self.stop()
+            return False
+        return True
+
+    def target_state(self) -> list[float] | None:
+        """The target relative to the robot now, rounded, or None."""
+        return None if self.target is None else [round(v, 3) for v in self.target]
+
+    def velocity(
+        self, wall: float, params: WalkParams, speed: tuple[float, float, float], dt: float
+    ) -> tuple[float, float, float]:
+        """The velocity to command this cycle (zero when nothing is in force)."""
+        if not self.active(wall):
+            return (0.0, 0.0, 0.0)
+        if self.target is None:
+            return self.cmd
+        self._odometry(speed, dt)
+        x, y, yaw = self.target
+        dist = math.hypot(x, y)
+        if dist < self.reach and abs(yaw) < self.reach_yaw:
+            self.stop()
+            return (0.0, 0.0, 0.0)
+        k = self.gain
+        if dist > self.near:  # far: face the target and walk at it
+            bearing = math.atan2(y, x)
+            wz = k * bearing
+            vx = params.max_vx * max(0.0, math.cos(bearing)) ** 2
+            vy = k * y * 0.3 if abs(bearing) < 0.5 else 0.0
+            return (vx, vy, wz)
+        # near: omnidirectional, turning into the final heading
+        return (k * x, k * y, k * yaw)
+
+    def _odometry(self, speed: tuple[float, float, float], dt: float) -> None:
+        """Move the target by the robot's own motion over ``dt`` (frame follows the robot)."""
+        assert self.target is not None
+        vx, vy, wz = speed
+        x, y, yaw = self.target
+        x, y = x - vx * dt, y - vy * dt
+        a = -wz * dt
+        c, s = math.cos(a), math.sin(a)
+        self.target = [c * x - s * y, s * x + c * y, _wrap(yaw + a)]

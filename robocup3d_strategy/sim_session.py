@@ -1,0 +1,224 @@
+"""One robot in the running graph: a server, a player process, and an observer here.
+
+Used by ``robocup3d optimize``, ``bench/bench_walk.py`` and the live walk tests. The
+server runs in sync mode as fast as it goes (``--sync --no-realtime``); the player is the
+real ``robocup3d player`` process (bridge + motion + strategy); this process talks to it
+over DDS like any other node (``cmd_vel``, ``walk_target``, ``motion_request``) and
+reads the robot's true pose from RCSSServerMJ's torso ``pos``/``quat`` (the bridge's
+``ground_truth/pose``; scoring only, the player never uses it). The trainer (monitor
+port) starts play and places the robot.
+
+Only RCSSServerMJ for now: rcssserver3d's monitor scene gives torso poses too
+(:func:`robocup3d_bridge.trainer.simspark_torsos`), but not yet at every cycle.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from robocup3d_bridge.percept import Dialect
+from robocup3d_strategy.ros_env import ros_environment
+from robocup3d_strategy.servers import connect_trainer, free_port, start_mujoco_server, stop_process
+
+__all__ = ['Pose', 'SimSession', 'yaw_of']
+
+REPO = Path(__file__).resolve().parents[1]
+CYCLE = 0.02  # s of server time per agent cycle
+
+
+@dataclass(frozen=True, slots=True)
+class Pose:
+    """Torso ground truth: position (m), heading (rad) and how upright it is (z of its z axis)."""
+
+    t: float  # server seconds since the session started (cycles * 0.02)
+    x: float
+    y: float
+    z: float
+    yaw: float
+    up: float
+
+
+def yaw_of(w: float, x: float, y: float, z: float) -> float:
+    """Heading of a (w, x, y, z) orientation: the torso x axis projected on the ground."""
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
+
+
+class SimSession:
+    """Server + one player process + observer; ``with SimSession(...) as s:`` starts and stops it."""
+
+    def __init__(
+        self,
+        robot: str = 'T1',
+        walk_config: str | Path | None = None,
+        team: str = 'Walk',
+        unum: int = 2,
+        fast: bool = True,
+        log_dir: Path | None = None,
+    ) -> None:
+        self.robot, self.team, self.unum, self.fast = robot, team, unum, fast
+        self.walk_config = str(walk_config) if walk_config else ''
+        self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix='r3d_session_'))
+        self.server: subprocess.Popen | None = None
+        self.player: subprocess.Popen | None = None
+        self.trainer = None
+        self.node = None
+        self.pose: Pose | None = None
+        self.cycles = 0
+        self.state: dict = {}
+
+    # -- lifecycle
+    def __enter__(self) -> SimSession:
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> SimSession:
+        env = ros_environment()
+        # rclpy in this process must join the same (local, per-run) domain
+        os.environ.update({k: env[k] for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')})
+        env['PYTHONPATH'] = str(REPO) + os.pathsep + env.get('PYTHONPATH', '')
+        aport, mport = free_port(), free_port()
+        extra = ['--sync', '--no-realtime'] if self.fast else []
+        self.server = start_mujoco_server(self.log_dir / 'server', aport, mport, extra, env=env)
+        self.trainer = connect_trainer(mport, Dialect.MUJOCO)
+        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'mujoco', '--port', str(aport)]
+        cmd += ['--team', self.team, '--unum', str(self.unum), '--robot', self.robot, '--no-raw']
+        if self.walk_config:
+            cmd += ['--walk-config', self.walk_config]
+        with open(self.log_dir / 'player.log', 'ab') as out:
+            self.player = subprocess.Popen(
+                cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self._ros()
+        self.spin_until(lambda: self.pose is not None, 60.0, 'no ground_truth/pose from the player')
+        self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
+        self.wait_cycles(25)
+        return self
+
+    def _ros(self) -> None:
+        import rclpy  # noqa: PLC0415 - after the domain is set
+        from geometry_msgs.msg import PoseStamped, Twist  # noqa: PLC0415
+        from std_msgs.msg import String  # noqa: PLC0415
+
+        from robocup3d_bridge.node_main import LATCHED  # noqa: PLC0415
+
+        self._rclpy = rclpy
+        if not rclpy.ok():
+            rclpy.init(args=[])
+        self.node = rclpy.create_node('sim_session')
+        ns = f'/{self.team}/p{self.unum}'
+        self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
+        self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
+        self.pub_cmd = self.node.create_publisher(Twist, f'{ns}/cmd_vel', 1)
+        self.pub_target = self.node.create_publisher(PoseStamped, f'{ns}/walk_target', 1)
+        self.pub_request = self.node.create_publisher(String, f'{ns}/motion_request', 10)
+        self._Twist, self._PoseStamped, self._String = Twist, PoseStamped, String
+
+    def close(self) -> None:
+        """Stop the player and the server; safe to call twice."""
+        try:
+            if self.node is not None:
+                self.node.destroy_node()
+                self.node = None
+        finally:
+            if self.player is not None:
+                stop_process(self.player)
+            if self.trainer is not None:
+                self.trainer.close()
+            if self.server is not None:
+                stop_process(self.server)
+
+    # -- inputs
+    def _on_pose(self, msg: object) -> None:
+        p, o = msg.pose.position, msg.pose.orientation
+        self.cycles += 1
+        up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
+        self.pose = Pose(self.cycles * CYCLE, p.x, p.y, p.z, yaw_of(o.w, o.x, o.y, o.z), up)
+
+    def _on_state(self, msg: object) -> None:
+        try:
+            self.state = json.loads(msg.data)
+        except ValueError:
+            pass
+
+    def spin_until(self, pred: Callable[[], bool], timeout: float, what: str = '') -> bool:
+        """Spin until ``pred()``; raise ``TimeoutError(what)`` (or return False) after ``timeout`` s."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self._rclpy.spin_once(self.node, timeout_sec=0.01)
+            self.trainer.poll(0.0)
+            if pred():
+                return True
+            if self.player is not None and self.player.poll() is not None:
+                raise RuntimeError(f'player exited with {self.player.returncode}; see {self.log_dir}/player.log')
+        if what:
+            raise TimeoutError(f'{what} (logs in {self.log_dir})')
+        return False
+
+    def wait_cycles(self, n: int) -> None:
+        """Wait for ``n`` server cycles, whatever the pace."""
+        goal = self.cycles + n
+        self.spin_until(lambda: self.cycles >= goal, 60.0 + n * 0.1, 'pose stream stopped')
+
+    # -- commands
+    def velocity(self, vx: float, vy: float = 0.0, wz: float = 0.0) -> None:
+        """Publish one ``cmd_vel`` (robot frame)."""
+        msg = self._Twist()
+        msg.linear.x, msg.linear.y, msg.angular.z = float(vx), float(vy), float(wz)
+        self.pub_cmd.publish(msg)
+
+    def walk_to(self, x: float, y: float, yaw: float) -> None:
+        """Publish one ``walk_target`` relative to the robot (base_footprint)."""
+        msg = self._PoseStamped()
+        msg.header.frame_id = 'base_footprint'
+        msg.pose.position.x, msg.pose.position.y = float(x), float(y)
+        msg.pose.orientation.w, msg.pose.orientation.z = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
+        self.pub_target.publish(msg)
+
+    def request(self, text: str) -> None:
+        """Publish one ``motion_request`` (once the motion node listens: requests are not latched)."""
+        self.spin_until(lambda: self.pub_request.get_subscription_count() > 0, 10.0, 'no motion node listens')
+        self.pub_request.publish(self._String(data=text))
+
+    def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 75) -> None:
+        """Put the robot upright at (x, y) facing ``yaw`` (trainer) and let it stand."""
+        z = {'T1': 0.68, 'K1': 0.57}.get(self.robot, 0.7)
+        w, qz = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
+        self.trainer.send(
+            f'(agent (unum {self.unum}) (team {self.team}) (move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} 0 0 {qz:.6f}))'
+        )
+        self.wait_cycles(settle_cycles)
+
+    def drive(
+        self, seconds: float, command: Callable[[float], tuple[float, float, float]], fallen_up: float = 0.5
+    ) -> list[Pose]:
+        """Send ``command(t)`` as cmd_vel every cycle for ``seconds`` of server time.
+
+        Returns the ground-truth trajectory (one pose per cycle); stops early when the
+        torso's z axis tips below ``fallen_up`` (a fall).
+        """
+        trajectory: list[Pose] = []
+        start = self.cycles
+        while (self.cycles - start) * CYCLE < seconds:
+            t = (self.cycles - start) * CYCLE
+            self.velocity(*command(t))
+            self.wait_cycles(1)
+            assert self.pose is not None
+            trajectory.append(self.pose)
+            if self.pose.up < fallen_up:
+                break
+        return trajectory

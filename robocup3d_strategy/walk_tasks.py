@@ -1,0 +1,159 @@
+"""Walk tasks run through the graph and scored from the server's ground truth.
+
+Each task drives ``cmd_vel`` of one player in a :class:`~robocup3d_strategy.sim_session.SimSession`
+and measures what the robot really did (torso ``pos``/``quat`` from RCSSServerMJ):
+
+* ``forward`` / ``sideways`` / ``turn``: one velocity from standstill for ``seconds``;
+  speed = displacement (along the start heading / across it) or heading change per second;
+* ``square``: four sides of walking forward and four 90-degree turns on the spot;
+* ``random``: a seeded course of random commands changing every 1-3 s; a fall is counted,
+  the robot is put upright again and the course goes on; reports falls per 100 m.
+
+``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward --speed 0.6`` prints
+the result as JSON (the optimizer runs candidates this way, one process each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from robocup3d_strategy.sim_session import Pose, SimSession
+
+__all__ = ['TASKS', 'TaskResult', 'run_task']
+
+START = (-6.0, 0.0, 0.0)  # where the robot starts: own half, facing the opponent goal
+
+
+@dataclass
+class TaskResult:
+    """What a task measured. Speeds in m/s and rad/s over the whole task (from standstill)."""
+
+    task: str
+    seconds: float  # server time walked
+    falls: int = 0
+    forward: float = 0.0  # m along the start heading
+    lateral: float = 0.0  # m across it (left positive)
+    turned: float = 0.0  # rad, unwrapped heading change
+    path: float = 0.0  # m travelled (sum of per-cycle displacements)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def speed(self) -> float:
+        return self.forward / self.seconds if self.seconds else 0.0
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d['speed'] = self.speed
+        d['falls_per_100m'] = 100.0 * self.falls / self.path if self.path > 0.0 else None
+        return d
+
+
+def _unwrap(a: float) -> float:
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+def _measure(task: str, traj: list[Pose], start: Pose, fell: bool) -> TaskResult:
+    end = traj[-1] if traj else start
+    c, s = math.cos(start.yaw), math.sin(start.yaw)
+    dx, dy = end.x - start.x, end.y - start.y
+    turned, path, prev = 0.0, 0.0, start
+    for p in traj:
+        turned += _unwrap(p.yaw - prev.yaw)
+        path += math.hypot(p.x - prev.x, p.y - prev.y)
+        prev = p
+    return TaskResult(
+        task, end.t - start.t, int(fell), c * dx + s * dy, -s * dx + c * dy, turned, path, {'end': asdict(end)}
+    )
+
+
+def _constant(v: tuple[float, float, float]) -> Callable[[float], tuple[float, float, float]]:
+    return lambda t: v
+
+
+def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float = 10.0, seed: int = 1) -> TaskResult:
+    """Run one task (see the module doc) from an upright start; ``speed`` 0 means the set's maximum."""
+    session.place(*START)
+    assert session.pose is not None
+    start = session.pose
+    if task in ('forward', 'sideways', 'turn'):
+        v = speed or {'forward': 10.0, 'sideways': 10.0, 'turn': 10.0}[task]  # clipped by the walk to its max
+        cmd = {'forward': (v, 0.0, 0.0), 'sideways': (0.0, v, 0.0), 'turn': (0.0, 0.0, v)}[task]
+        traj = session.drive(seconds, _constant(cmd))
+        session.drive(0.5, _constant((0.0, 0.0, 0.0)))
+        return _measure(task, traj, start, bool(traj) and traj[-1].up < 0.5)
+    if task == 'square':
+        return _square(session, start, speed or 0.3, side=max(1.0, seconds))
+    if task == 'random':
+        return _random_course(session, start, seconds, seed)
+    raise ValueError(f'unknown task {task!r}; tasks: {", ".join(TASKS)}')
+
+
+def _square(session: SimSession, start: Pose, speed: float, side: float) -> TaskResult:
+    """Walk ``side`` m, turn left 90 degrees, four times (commands by time, no feedback)."""
+    traj: list[Pose] = []
+    corners = []
+    turn_rate = 0.5  # rad/s
+    for _ in range(4):
+        for seconds, cmd in ((side / speed, (speed, 0.0, 0.0)), ((math.pi / 2) / turn_rate, (0.0, 0.0, turn_rate))):
+            part = session.drive(seconds, _constant(cmd))
+            traj += part
+            if part and part[-1].up < 0.5:
+                return _measure('square', traj, start, True)
+        corners.append(asdict(traj[-1]))
+    traj += session.drive(1.0, _constant((0.0, 0.0, 0.0)))
+    result = _measure('square', traj, start, traj[-1].up < 0.5)
+    result.extra['corners'] = corners
+    result.extra['closure_m'] = math.hypot(traj[-1].x - start.x, traj[-1].y - start.y)
+    return result
+
+
+def _random_course(session: SimSession, start: Pose, seconds: float, seed: int) -> TaskResult:
+    """Random commands (seeded) for ``seconds``; falls are counted and the robot is set upright again."""
+    rng = random.Random(seed)
+    traj: list[Pose] = []
+    falls, t = 0, 0.0
+    while t < seconds:
+        hold = rng.uniform(1.0, 3.0)
+        cmd = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
+        part = session.drive(min(hold, seconds - t), _constant(cmd))
+        traj += part
+        t += len(part) * 0.02
+        if part and part[-1].up < 0.5:
+            falls += 1
+            session.place(*START)
+            assert session.pose is not None
+            traj.append(session.pose)
+    result = _measure('random', traj, start, False)
+    result.falls = falls
+    return result
+
+
+TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one task in a fresh session and print its result as JSON."""
+    ap = argparse.ArgumentParser(prog='python -m robocup3d_strategy.walk_tasks', description=__doc__.split('\n')[0])
+    ap.add_argument('--robot', default='T1')
+    ap.add_argument('--task', choices=TASKS, default='forward')
+    ap.add_argument('--speed', type=float, default=0.0, help='command (m/s or rad/s); 0: as fast as the set allows')
+    ap.add_argument('--seconds', type=float, default=10.0, help='task length (square: side length in m)')
+    ap.add_argument('--walk-config', default='', help='walk parameter file (default: the shipped walk.yaml)')
+    ap.add_argument('--walk-set', default='', help='parameter set to use (default: the robot default)')
+    ap.add_argument('--seed', type=int, default=1)
+    args = ap.parse_args(argv)
+    with SimSession(args.robot, walk_config=args.walk_config or None) as session:
+        if args.walk_set:
+            session.request(f'walk_set {args.walk_set}')
+        result = run_task(session, args.task, args.speed, args.seconds, args.seed)
+    print(json.dumps(result.as_dict()))
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

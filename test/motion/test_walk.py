@@ -1,0 +1,259 @@
+"""The walk engine, its commander and its place in the motion core (pure Python, no server)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from itertools import pairwise
+
+import pytest
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_motion.body import body_for
+from robocup3d_motion.kinematics import foot_pose
+from robocup3d_motion.motion_node import MotionCore
+from robocup3d_motion.robots import robot_spec
+from robocup3d_motion.walk import WalkEngine, WalkParams, walk_params, walk_sets
+from robocup3d_motion.walk_control import WalkCommander
+
+DT = 0.02
+WALK_CFG = load_config('walk.yaml')
+
+
+def _sets(robot: str) -> dict[str, WalkParams]:
+    return walk_sets(WALK_CFG, robot)[0]
+
+
+def _sole(body: object, side: str, q: dict[str, float]) -> tuple[float, float, float]:
+    """Sole centre in the ground-aligned frame under the torso (undoing the walk's torso lean)."""
+    t = foot_pose(body, side, q)
+    p = t[:3, :3] @ body.leg(side).sole + t[:3, 3]
+    return float(p[0]), float(p[1]), float(p[2])
+
+
+def _level(p: tuple[float, float, float], lean: float) -> tuple[float, float, float]:
+    c, s = math.cos(lean), math.sin(lean)
+    return (c * p[0] + s * p[2], p[1], -s * p[0] + c * p[2])
+
+
+# -- parameters
+
+
+def test_shipped_walk_file_has_valid_sets_for_the_mujoco_robots() -> None:
+    for robot in ('T1', 'K1'):
+        sets, default = walk_sets(WALK_CFG, robot)
+        assert default in sets, robot
+        for name, p in sets.items():
+            assert 0.1 < p.period < 0.8 and p.sole_z < 0.0 < p.foot_y, (robot, name)
+            assert p.max_vx > 0.0 > p.min_vx, (robot, name)
+
+
+def test_walk_params_convert_degrees_and_refuse_nonsense() -> None:
+    p = walk_params({'torso_pitch': 10, 'max_wz': 90, 'period': 0.3})
+    assert p.torso_pitch == pytest.approx(math.radians(10)) and p.max_wz == pytest.approx(math.pi / 2)
+    assert p.period == 0.3
+    with pytest.raises(ConfigError, match='unknown walk parameters'):
+        walk_params({'stride': 0.1})
+    with pytest.raises(ConfigError, match='finite number'):
+        walk_params({'period': 'fast'})
+    with pytest.raises(ConfigError, match='finite number'):
+        walk_params({'period': float('nan')})
+    with pytest.raises(ConfigError, match='period'):
+        walk_params({'period': 0.0})
+    with pytest.raises(ConfigError, match='default names unknown set'):
+        walk_sets({'T1': {'default': 'nope', 'sets': {'a': {}}}}, 'T1')
+    with pytest.raises(ConfigError, match='sets'):
+        walk_sets({'T1': {'base': {}}}, 'T1')
+    assert walk_sets({}, 'T1') == ({}, '')
+
+
+# -- the gait, checked through forward kinematics of the joint targets
+
+
+@pytest.mark.parametrize('robot', ['T1', 'K1'])
+def test_feet_follow_the_gait_forward(robot: str) -> None:
+    body = body_for(robot)
+    p = replace(_sets(robot)[walk_sets(WALK_CFG, robot)[1]], gyro_pitch=0.0, gyro_roll=0.0, arm_swing=0.0)
+    eng = WalkEngine(body, p)
+    eng.blend = 1.0
+    v = 0.8 * p.max_vx
+    eng.set_command(v, 0.0, 0.0)
+    lifts = {'l': 0.0, 'r': 0.0}
+    width = []
+    for _ in range(int(6.0 / DT)):
+        q = eng.step(DT)
+        soles = {s: _level(_sole(body, s, q), p.torso_pitch) for s in 'lr'}
+        for s in 'lr':
+            lifts[s] = max(lifts[s], soles[s][2] - p.sole_z)
+        width.append(soles['l'][1] - soles['r'][1])
+        # the support foot stays on the ground, whatever the swing foot does
+        support = eng.support
+        if eng.walking:
+            assert soles[support][2] == pytest.approx(p.sole_z, abs=2e-3)
+    assert eng.speed[0] == pytest.approx(v)  # reached the command in steps of accel_x
+    for s in 'lr':  # both feet were lifted by the step height
+        assert lifts[s] == pytest.approx(p.step_height, abs=3e-3)
+    assert min(width) == pytest.approx(2 * p.foot_y, abs=2e-3)  # no sideways step: feet keep their track
+    assert max(width) == pytest.approx(2 * p.foot_y, abs=2e-3)
+
+
+def test_support_foot_moves_back_by_one_step_per_period() -> None:
+    body = body_for('T1')
+    p = replace(_sets('T1')['positioning'], gyro_pitch=0.0, gyro_roll=0.0, accel_x=10.0, lipm_x=0.0)
+    eng = WalkEngine(body, p)
+    eng.blend = 1.0
+    eng.set_command(0.3, 0.0, 0.0)
+    for _ in range(50):  # steady state
+        eng.step(DT)
+    steps = eng.steps
+    while eng.steps == steps:  # to the start of a step
+        eng.step(DT)
+    side = eng.support
+    x0 = _level(_sole(body, side, eng.last), p.torso_pitch)[0]
+    for _ in range(round(p.period / DT) - 1):
+        eng.step(DT)
+    x1 = _level(_sole(body, side, eng.last), p.torso_pitch)[0]
+    assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
+
+
+def test_commands_are_clipped_and_speed_changes_gradually() -> None:
+    p = _sets('T1')['positioning']
+    eng = WalkEngine(body_for('T1'), p)
+    eng.set_command(9.0, -9.0, float('nan'))
+    assert eng.command == (p.max_vx, -p.max_vy, 0.0)
+    eng.blend = 1.0
+    speeds = []
+    steps = 0
+    for _ in range(200):
+        eng.step(DT)
+        if eng.steps != steps:
+            steps = eng.steps
+            speeds.append(eng.speed)
+    for a, b in pairwise(speeds):
+        assert abs(b[0] - a[0]) <= p.accel_x + 1e-9 and abs(b[1] - a[1]) <= p.accel_y + 1e-9
+
+
+def test_walk_stops_with_feet_side_by_side() -> None:
+    body = body_for('T1')
+    p = _sets('T1')['positioning']
+    eng = WalkEngine(body, p)
+    eng.blend = 1.0
+    eng.set_command(p.max_vx, 0.1, 0.3)
+    for _ in range(150):
+        eng.step(DT)
+    eng.set_command(0.0, 0.0, 0.0)
+    for _ in range(int(8.0 / DT)):
+        eng.step(DT)
+        if not eng.moving:
+            break
+    assert not eng.moving
+    left, right = (_level(_sole(body, s, eng.last), p.torso_pitch) for s in 'lr')
+    assert left[0] == pytest.approx(right[0], abs=1e-3) and left[1] - right[1] == pytest.approx(2 * p.foot_y, abs=1e-3)
+
+
+# -- commander
+
+
+def test_velocity_lapses_after_the_timeout() -> None:
+    c = WalkCommander(timeout=0.5)
+    p = WalkParams()
+    c.set_velocity(0.3, 0.0, 0.1, wall=10.0)
+    assert c.velocity(10.4, p, (0.0, 0.0, 0.0), DT) == (0.3, 0.0, 0.1)
+    assert c.velocity(10.6, p, (0.0, 0.0, 0.0), DT) == (0.0, 0.0, 0.0)
+    assert not c.active(10.6)
+
+
+@pytest.mark.parametrize('target', [(2.0, 1.0, 1.0), (-0.4, 0.3, -0.5), (0.0, 0.0, math.pi / 2)])
+def test_walk_target_is_reached_with_its_own_odometry(target: tuple[float, float, float]) -> None:
+    """The commander steers to a relative pose when the robot moves exactly as commanded."""
+    c = WalkCommander()
+    p = WalkParams(max_vx=0.5, max_vy=0.2, max_wz=1.0)
+    c.set_target(*target, wall=0.0)
+    x, y, th = 0.0, 0.0, 0.0  # the robot in the frame where the target was given
+    moved = (0.0, 0.0, 0.0)  # what the robot did last cycle: the walk's odometry
+    for _ in range(3000):
+        vx, vy, wz = c.velocity(1.0, p, moved, DT)
+        if not c.active(1.0):
+            break
+        vx, vy, wz = min(max(vx, p.min_vx), p.max_vx), min(max(vy, -p.max_vy), p.max_vy), min(max(wz, -1.0), 1.0)
+        x += (vx * math.cos(th) - vy * math.sin(th)) * DT
+        y += (vx * math.sin(th) + vy * math.cos(th)) * DT
+        th += wz * DT
+        moved = (vx, vy, wz)
+    assert not c.active(1.0)
+    assert math.hypot(x - target[0], y - target[1]) < 0.08
+    assert abs(math.atan2(math.sin(th - target[2]), math.cos(th - target[2]))) < 0.12
+
+
+# -- the motion core: walk, fall, get up, resume, stop
+
+
+class _Imu:
+    """Synthetic upright or lying IMU readings (REP-103)."""
+
+    @staticmethod
+    def upright() -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        return (0.0, 0.0, 0.0), (0.0, 0.0, 9.81)
+
+    @staticmethod
+    def on_front() -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+        return (0.0, 0.0, 0.0), (9.81, 0.0, 0.0)
+
+
+def _cycle(core: MotionCore, t: float, imu: tuple, wall: float | None = None) -> dict[str, float]:
+    core.on_imu(t, imu[0], imu[1], t if wall is None else wall)
+    return core.step(t, dict(core.last_cmd), t if wall is None else wall)
+
+
+def test_core_walks_on_cmd_vel_stops_when_it_lapses_and_eases_back_to_the_hold_pose() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    t = 0.0
+    for _ in range(10):
+        t += DT
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'stand'
+    assert core.set_velocity(0.3, 0.0, 0.0, wall=t) == ''
+    for _ in range(20):
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, wall=t)
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk' and core.walk.walking and core.state_dict()['walk']['command'][0] == 0.3
+    kp, _ = core.gains()
+    assert kp['llj4'] >= core.walk.params.kp_legs
+    for _ in range(int(6.0 / DT)):  # no more commands: the walk stops, then the stand takes over
+        t += DT
+        cmd = _cycle(core, t, _Imu.upright())
+    assert core.skill == 'stand' and not core.walk.moving
+    assert cmd['llj4'] == pytest.approx(core.settings.hold_pose['llj4'], abs=1e-6)
+
+
+def test_core_refuses_bad_commands_and_unknown_sets() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    assert 'non-finite' in core.set_velocity(float('nan'), 0.0, 0.0, wall=0.0)
+    assert 'non-finite' in core.set_walk_target(1.0, float('inf'), 0.0, wall=0.0)
+    assert 'unknown walk set' in core.request('walk_set moonwalk')
+    assert core.request('walk_set sprint') == '' and core.walk_set == 'sprint'
+    assert core.walk.params == core.walk_sets['sprint']
+    plain = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'))  # no walk file: no walk
+    assert 'no walk parameters' in plain.set_velocity(0.2, 0.0, 0.0, wall=0.0)
+
+
+def test_core_interrupts_the_walk_on_a_fall_and_resumes_after() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG, getup_pause=0.0)
+    core.skills.clear()  # no get-up skill: the core stands still while fallen
+    t = 0.0
+    for _ in range(40):
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, wall=t)
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk'
+    for _ in range(60):  # lying on its front, still commanded to walk
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, wall=t)
+        _cycle(core, t, _Imu.on_front())
+    assert core.state.fallen and core.skill == 'stand'
+    for _ in range(200):  # upright again (as after a get-up): the walk resumes
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, wall=t)
+        _cycle(core, t, _Imu.upright())
+    assert not core.state.fallen and core.skill == 'walk' and core.walk.walking
