@@ -54,15 +54,14 @@ def rolling_transition(dt: float, friction: float) -> tuple[np.ndarray, float, f
 
 def kalman_update(x: np.ndarray, p: np.ndarray, z: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Position measurement update (H = [I 0]); returns ``(x, P, squared Mahalanobis distance)``."""
-    h = np.zeros((2, len(x)))
-    h[0, 0] = h[1, 1] = 1.0
     y = z - x[:2]
     s = p[:2, :2] + r
-    s_inv = np.linalg.inv(s)
+    det = s[0, 0] * s[1, 1] - s[0, 1] * s[1, 0]
+    s_inv = np.array([[s[1, 1], -s[0, 1]], [-s[1, 0], s[0, 0]]]) / det  # 2x2: closed form
     d2 = float(y @ s_inv @ y)
-    k = p @ h.T @ s_inv
+    k = p[:, :2] @ s_inv  # P H^T S^-1 with H = [I 0]
     x = x + k @ y
-    p = (np.eye(len(x)) - k @ h) @ p
+    p = p - k @ p[:2, :]
     return x, 0.5 * (p + p.T), d2
 
 

@@ -38,7 +38,10 @@ __all__ = ['LocatorParameters', 'SelfLocator', 'line_distance_map']
 class LocatorParameters:
     """Tuning of :class:`SelfLocator` (m, rad, per cycle unless said otherwise)."""
 
-    particles: int = 300
+    particles: int = 300  # while unsure (start, kidnap, poor fit)
+    particles_confident: int = 100  # while the estimate fits well and is tight
+    confident_score: float = -0.5  # per-observation log-likelihood of the estimate above which ...
+    confident_spread: float = 0.15  # m ... and position spread below which the filter is confident
     sigma_distance: float = 0.04  # m, landmark distance error at 0 m
     sigma_distance_rel: float = 0.025  # landmark distance error per metre
     sigma_bearing: float = 0.02  # rad
@@ -109,6 +112,7 @@ class SelfLocator:
         self.last_score = -10.0  # per-observation log-likelihood of the estimate at the last See
         self.kidnaps = 0
         self._ref = self.particles[0].copy()  # centre of the cluster the estimate follows
+        self._estimate: tuple[np.ndarray, np.ndarray, float] | None = None  # valid until the next update
 
     # -- initialisation -------------------------------------------------------------
 
@@ -121,13 +125,15 @@ class SelfLocator:
         self.particles[:, 2] = self.rng.uniform(-np.pi, np.pi, n)
         self.weights.fill(1.0 / n)
         self._ref = self.particles[0].copy()
+        self._estimate = None
 
     def reset_to(self, x: float, y: float, yaw: float, sigma_xy: float = 0.1, sigma_yaw: float = 0.1) -> None:
         """Put all particles around a known pose (e.g. after our own beam)."""
         n = self.p.particles
-        self.particles[:] = self._around(np.array([x, y, yaw]), n, sigma_xy, sigma_yaw)
-        self.weights.fill(1.0 / n)
+        self.particles = self._around(np.array([x, y, yaw]), n, sigma_xy, sigma_yaw)
+        self.weights = np.full(n, 1.0 / n)
         self._ref = np.array([x, y, yaw], dtype=float)
+        self._estimate = None
 
     def _around(self, pose: np.ndarray, n: int, sigma_xy: float, sigma_yaw: float) -> np.ndarray:
         out = np.empty((n, 3))
@@ -138,23 +144,38 @@ class SelfLocator:
     # -- prediction -----------------------------------------------------------------
 
     def predict(self, yaw_delta: float, odometry: Odometry | None = None, noise_scale: float = 1.0) -> None:
-        """Move every particle by the odometry (torso frame) and the gyro's yaw change, plus diffusion."""
+        """Move every particle by the odometry (torso frame) and the gyro's yaw change, plus diffusion.
+
+        Headings are left unwrapped here (everything that compares them wraps). The
+        estimate moves by the same motion, its covariance grows by the diffusion.
+        """
         p, pr = self.particles, self.p
         n = len(p)
-        if odometry is not None and (odometry.dx or odometry.dy):
+        moved = odometry is not None and (odometry.dx or odometry.dy)
+        if moved:
             c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
             k = 1.0 + self.rng.normal(0.0, pr.odometry_noise, n)
             p[:, 0] += k * (c * odometry.dx - s * odometry.dy)
             p[:, 1] += k * (s * odometry.dx + c * odometry.dy)
-        p[:, 2] += yaw_delta
-        r = self._ref
-        if odometry is not None and (odometry.dx or odometry.dy):
-            c0, s0 = math.cos(r[2]), math.sin(r[2])
-            r[0] += c0 * odometry.dx - s0 * odometry.dy
-            r[1] += s0 * odometry.dx + c0 * odometry.dy
-        r[2] = _wrap(r[2] + yaw_delta)
-        p[:, :2] += self.rng.normal(0.0, pr.diffusion_xy * noise_scale, (n, 2))
-        p[:, 2] = _wrap(p[:, 2] + self.rng.normal(0.0, pr.diffusion_yaw * noise_scale, n))
+        noise = self.rng.normal(0.0, 1.0, (n, 3))
+        noise[:, :2] *= pr.diffusion_xy * noise_scale
+        noise[:, 2] *= pr.diffusion_yaw * noise_scale
+        noise[:, 2] += yaw_delta
+        p += noise
+        for r in (self._ref, None if self._estimate is None else self._estimate[0]):
+            if r is None:
+                continue
+            if moved:
+                c0, s0 = math.cos(r[2]), math.sin(r[2])
+                r[0] += c0 * odometry.dx - s0 * odometry.dy
+                r[1] += s0 * odometry.dx + c0 * odometry.dy
+            r[2] = (r[2] + yaw_delta + math.pi) % (2 * math.pi) - math.pi
+        if self._estimate is not None:
+            cov = self._estimate[1]
+            dxy, dyaw = pr.diffusion_xy * noise_scale, pr.diffusion_yaw * noise_scale
+            cov[0, 0] += dxy * dxy
+            cov[1, 1] += dxy * dxy
+            cov[2, 2] += dyaw * dyaw
 
     # -- observation ----------------------------------------------------------------
 
@@ -244,6 +265,7 @@ class SelfLocator:
     def update(self, obs: LevelObservations, heading_hint: float | None = None) -> None:
         """Reweight by one ``See``, resample when needed, inject particles around the candidate."""
         pr = self.p
+        before, self._estimate = self._estimate, None
         n = len(self.particles)
         cands = self.candidates(obs, heading_hint)
         poses = np.vstack([self.particles, cands]) if len(cands) else self.particles
@@ -258,33 +280,45 @@ class SelfLocator:
         best = float(ll_particles.max()) / count
         self.last_score = best
         self._ref = self.particles[int(np.argmax(self.weights))].copy()
-        inject, cand = 0.0, None
+        inject, cand, kidnapped = 0.0, None, False
         if len(cands):
             j = int(np.argmax(ll[n:]))
             cand, cand_score = cands[j], float(ll[n + j]) / count
             inject = pr.inject_always
             if cand_score > best + pr.kidnap_margin:
                 inject = pr.inject_kidnap
+                kidnapped = True
                 self.kidnaps += 1
                 self._ref = cand.copy()
                 self.last_score = cand_score
         n_eff = 1.0 / float(np.sum(self.weights**2))
-        if n_eff < n / 2 or inject > 0:
-            self._resample(cand, inject)
+        target = pr.particles if kidnapped else self._particle_count(before)
+        if n_eff < n / 2 or inject > 0 or target != n:
+            self._resample(cand, inject, target)
 
-    def _resample(self, cand: np.ndarray | None, inject: float) -> None:
-        n = len(self.particles)
+    def _particle_count(self, estimate: tuple[np.ndarray, np.ndarray, float] | None) -> int:
+        """Fewer particles while the estimate (before this update) was tight and fits well, all otherwise."""
+        pr = self.p
+        if estimate is None or self.last_score < pr.confident_score:
+            return pr.particles
+        _, cov, share = estimate
+        tight = cov[0, 0] + cov[1, 1] < pr.confident_spread**2 and share > 0.8
+        return pr.particles_confident if tight else pr.particles
+
+    def _resample(self, cand: np.ndarray | None, inject: float, n: int) -> None:
         m = round(inject * n) if cand is not None else 0
         keep = n - m
         # low-variance (systematic) resampling
         positions = (self.rng.random() + np.arange(keep)) / keep
         idx = np.searchsorted(np.cumsum(self.weights), positions)
-        idx = np.minimum(idx, n - 1)
+        idx = np.minimum(idx, len(self.particles) - 1)
         new = self.particles[idx]
+        new[:, 2] = _wrap(new[:, 2])
         if m:
             new = np.vstack([new, self._around(cand, m, 0.15, 0.08)])
         self.particles = new
         self.weights = np.full(n, 1.0 / n)
+        self._estimate = None
 
     # -- estimate -------------------------------------------------------------------
 
@@ -293,7 +327,11 @@ class SelfLocator:
 
         The pose is the weighted mean of the particles near the heaviest one (so a
         second cluster after an injection does not pull the estimate between them).
+        Between updates it is the last one moved by the odometry (see :meth:`predict`).
         """
+        if self._estimate is not None:
+            pose, cov, share = self._estimate
+            return pose.copy(), cov.copy(), share
         p, w = self.particles, self.weights
         ref = self._ref
         near = (np.hypot(p[:, 0] - ref[0], p[:, 1] - ref[1]) < 0.6) & (np.abs(_wrap(p[:, 2] - ref[2])) < 0.4)
@@ -308,4 +346,5 @@ class SelfLocator:
         d = np.stack([q[:, 0] - mx, q[:, 1] - my, _wrap(q[:, 2] - yaw)], axis=1)
         cov = (d * wn[:, None]).T @ d + np.diag([1e-4, 1e-4, 1e-4])
         self._ref = np.array([mx, my, yaw])
-        return np.array([mx, my, yaw]), cov, share
+        self._estimate = (np.array([mx, my, yaw]), cov, share)
+        return np.array([mx, my, yaw]), cov.copy(), share

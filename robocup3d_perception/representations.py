@@ -77,12 +77,13 @@ class Odometry:
 
 @dataclass(frozen=True, slots=True)
 class TeammateReport:
-    """What a teammate said: its own position and the ball it sees (absolute frame, m)."""
+    """What a teammate said: its own position and the ball it saw (absolute frame, m)."""
 
-    time: float  # s, when heard
+    time: float  # s, server time when it was said
     unum: int
     position: tuple[float, float] | None = None
     ball: tuple[float, float] | None = None
+    ball_time: float | None = None  # s, when the speaker last saw the ball (default: ``time``)
 
 
 @dataclass(frozen=True, slots=True)

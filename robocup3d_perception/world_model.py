@@ -141,14 +141,15 @@ class WorldModel:
             if r.unum == inp.unum:
                 continue
             if r.ball is not None:
-                self.ball.observe_report(inp.time, r.ball, max(0.0, inp.time - r.time))
+                seen = r.time if r.ball_time is None else r.ball_time
+                self.ball.observe_report(inp.time, r.ball, max(0.0, inp.time - seen))
             if r.position is not None:
                 self.players.observe_report(r.time, (inp.team, r.unum), r.position)
         self.ball.predict(inp.time)
         return WorldState(
             time=inp.time,
             side=inp.side,
-            pose=self._pose(inp.time, pose, cov, share, inp.joints),
+            pose=self._pose(inp.time, pose, cov, share),
             ball=self.ball.model(inp.time),
             players=self.players.estimates(inp.time, inp.team),
         )
@@ -162,9 +163,7 @@ class WorldModel:
         self.torso_z = z if self.last_landmarks is None else 0.7 * self.torso_z + 0.3 * z
         self.last_landmarks = self.time
 
-    def _pose(
-        self, time: float, pose: np.ndarray, cov: np.ndarray, share: float, joints: dict[str, float]
-    ) -> RobotPose:
+    def _pose(self, time: float, pose: np.ndarray, cov: np.ndarray, share: float) -> RobotPose:
         o = self.orientation
         spread = math.sqrt(max(cov[0, 0] + cov[1, 1], 0.0))
         conf = share * math.exp(-spread / self.p.confidence_spread)
@@ -174,8 +173,7 @@ class WorldModel:
             conf = 0.0
         else:
             conf *= math.exp(-(time - self.last_landmarks) / self.p.confidence_memory)
-        axis = o.tilt @ self.camera.camera_in_torso(joints)[:3, 0]
-        cam_yaw = math.atan2(axis[1], axis[0])
+        cam_yaw = self.last_level.camera_yaw if self.last_level is not None else 0.0  # as of the last See
         return RobotPose(
             time=time,
             x=float(pose[0]),

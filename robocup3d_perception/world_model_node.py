@@ -1,7 +1,9 @@
 """The world model node: one player's localization and tracking, as ROS topics.
 
 Subscribes (in the player's namespace): ``joint_states``, ``imu``, ``vision/objects``
-and ``game_state`` from the bridge. It never subscribes to ``ground_truth/*``.
+``game_state`` and ``hear`` from the bridge. It never subscribes to ``ground_truth/*``.
+Heard team-talk messages (``robocup3d_strategy.team_talk``) of our teammates feed the
+ball and player trackers.
 Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
 ``ball/stop`` (PointStamped), ``players`` (JSON String) and ``world_model/markers``
 (MarkerArray for rviz), all in the ``field`` frame (our team's frame, +x towards the
@@ -26,8 +28,9 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
-from robocup3d_perception.representations import CycleInput
+from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
+from robocup3d_strategy import team_talk
 
 __all__ = ['WorldModelNode', 'main']
 
@@ -57,6 +60,8 @@ class WorldModelNode(Node):
         )
         self._joints: dict[str, float] = {}
         self._play_mode: str | None = None
+        self._reports: list[TeammateReport] = []  # heard since the last update
+        self.heard = 0  # team-talk messages of teammates taken in
         self.cpu: list[float] = []  # s per update, the last 1000
 
         self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
@@ -68,6 +73,7 @@ class WorldModelNode(Node):
         self.create_subscription(Imu, 'imu', self._on_imu, 5)
         self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
+        self.create_subscription(String, 'hear', self._on_hear, 10)
         self.get_logger().info(
             f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
         )
@@ -85,8 +91,24 @@ class WorldModelNode(Node):
         self.team = self.team or g.get('team') or ''
         self._play_mode = g.get('play_mode')
 
+    def _on_hear(self, msg: String) -> None:
+        try:
+            h = json.loads(msg.data)
+        except ValueError:
+            return
+        if not isinstance(h, dict) or h.get('self') or not self.team or self.model.time is None:
+            return
+        m = team_talk.decode(str(h.get('text', '')), self.team)
+        if m is None or m.unum == self.unum:
+            return
+        self._reports.append(team_talk.to_report(m, self.model.time, self.side))
+        del self._reports[:-20]
+        self.heard += 1
+
     def _input(self, stamp: object, **kw: object) -> CycleInput:
+        reports, self._reports = tuple(self._reports), []
         return CycleInput(
+            reports=reports,
             time=seconds_from_stamp(stamp),
             joints=self._joints,
             side=self.side,

@@ -142,3 +142,29 @@ def test_simspark_lines_lie_on_field_lines(shared_dir) -> None:
     assert len(dists) > 50
     assert np.median(dists) < 0.1
     assert np.percentile(dists, 90) < 0.3
+
+
+def test_orientation_filter_ignores_a_landing_impact_at_the_start() -> None:
+    """A beam lands the robot with a jolt: that first reading (far from 1 g) must not set the tilt."""
+    f = OrientationFilter()
+    f.update((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.02)  # in the air
+    f.update((0.0, 2.1, 0.0), (7.44, 0.02, 1.43), 0.02)  # the landing (RCSSServerMJ, seen live)
+    for _ in range(5):
+        f.update((0.0, 0.0, 0.0), (0.0, 0.0, 9.81), 0.02)
+    assert abs(f.pitch) < math.radians(3) and abs(f.roll) < math.radians(1)
+
+
+def test_orientation_filter_recovers_from_a_wrong_tilt_while_swaying() -> None:
+    """Started 40 degrees off, a robot swaying at 1.5 Hz (+-3 m/s^2 forward) settles within 2 s.
+
+    Its sway accelerations must not pull the tilt about (no rotation: the gyro reads 0).
+    """
+    f = OrientationFilter()
+    f.update(None, (0.0, 0.0, 9.81), 0.02)
+    f.rotation = tilt_matrix(0.0, math.radians(-40))
+    errs = []
+    for i in range(150):
+        sway = 3.0 * math.sin(2 * math.pi * 1.5 * i * 0.02)
+        f.update((0.0, 0.0, 0.0), (sway, 0.0, 9.81), 0.02)
+        errs.append(abs(math.degrees(f.pitch)))
+    assert max(errs[100:]) < 3.0

@@ -24,6 +24,8 @@ from robocup3d_strategy.servers import stop_process
 
 pytestmark = pytest.mark.server
 
+BALL_RADIUS = 0.11  # m, RCSSServerMJ's ball
+
 TEAM = 'WMTeam'
 NS = f'/{TEAM}/p1'
 
@@ -68,14 +70,15 @@ def player(mujoco_server):
 
 
 class _Pairs:
-    """Our pose next to the ground truth of the same server time."""
+    """Our pose next to the ground truth of the same server time; our ball while it is seen."""
 
     def __init__(self) -> None:
         self.truth: dict[float, tuple[float, float, float, float]] = {}
         self.rows: list[tuple[float, float, float | None, float, float]] = []  # t, pos err, heading err (deg), true x y
         self.ball_seen_at: float = -1.0
-        self.ball_rows: list[tuple[float, float]] = []
+        self.ball_rows: list[tuple[float, float]] = []  # t, ball error (m) while seen
         self.ball_truth: tuple[float, float] | None = None
+        self.last_ball: tuple[float, float] | None = None
 
     def on_truth(self, msg: PoseStamped) -> None:
         t = round(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9, 2)
@@ -119,24 +122,35 @@ def test_pose_and_ball_follow_trainer_moves(player, observer) -> None:
     trainer.kick_off('Left')
     trainer.wait_for(lambda s: s.play_mode == 'KickOff_Left', 10.0)
 
-    def phase(x: float, y: float, theta: float, seconds: float) -> list[tuple[float, float, float | None]]:
-        start = len(pairs.rows)
+    def phase(
+        x: float, y: float, theta: float, seconds: float, ball: tuple[float, float] | None
+    ) -> tuple[list[tuple[float, float, float | None]], list[float]]:
+        """Move the robot (the ball too, if given); pose rows and ball errors from the arrival on."""
+        start, ball_start = len(pairs.rows), len(pairs.ball_rows)
+        pairs.ball_truth = None
         trainer.move_agent(1, TEAM, x, y, 0.7, theta)
+        if ball is not None:
+            trainer.move_ball(ball[0], ball[1], BALL_RADIUS)
         t_move = time.monotonic()
+        # Ball errors count from the first pose sample at the new place on.
+        observer.spin_until(lambda: any(math.hypot(r[3] - x, r[4] - y) < 0.5 for r in pairs.rows[start:]), 5)
+        pairs.ball_truth = ball or pairs.last_ball
+        pairs.last_ball = pairs.ball_truth
         observer.spin_until(lambda: time.monotonic() - t_move > seconds, seconds + 1)
         rows = pairs.rows[start:]
         # The phase starts when the server has moved the robot (ground truth at the new place).
         first = next((i for i, r in enumerate(rows) if math.hypot(r[3] - x, r[4] - y) < 0.5), len(rows))
-        return [r[:3] for r in rows[first:]]
+        return [r[:3] for r in rows[first:]], [e for _, e in pairs.ball_rows[ball_start:]]
 
     # The kick-off puts the ball on the centre spot: straight ahead of the first place, at rest.
-    pairs.ball_truth = (0.0, 0.0)
-    first = phase(-4.0, 0.0, 0.0, 6.0)
-    pairs.ball_truth = None
-    second = phase(-10.0, -6.0, 90.0, 6.0)  # kidnap: 8.5 m and 90 degrees away (own half: kick-off rules)
-
+    pairs.last_ball = (0.0, 0.0)
+    phases = {
+        'first': phase(-4.0, 0.0, 0.0, 5.0, None),  # 22 m forward from the kick-off place
+        'second': phase(-10.0, -6.0, 90.0, 5.0, None),  # kidnap: 8.5 m and 90 degrees away (own half)
+        'third': phase(-3.0, 8.0, -120.0, 5.0, (-6.0, 5.0)),  # robot and ball moved together
+    }
     report = {}
-    for name, rows in (('first', first), ('second', second)):
+    for name, (rows, ball) in phases.items():
         assert rows, f'no samples in phase {name}'
         t0 = rows[0][0]
         recovered = next((t - t0 for t, e, h in rows if e < 0.3 and (h is None or h < 10)), None)
@@ -149,18 +163,16 @@ def test_pose_and_ball_follow_trainer_moves(player, observer) -> None:
             'heading_median': float(np.median(he)) if he else None,
             'samples': len(settled),
             'heading_samples': len(he),
+            'ball_median': float(np.median(ball)) if ball else None,
+            'ball_samples': len(ball),
         }
-    ball = [e for _, e in pairs.ball_rows]
-    report['ball_median'] = float(np.median(ball)) if ball else None
     print(report)
-    for name in ('first', 'second'):
-        r = report[name]
-        assert r['recovered_s'] is not None, report
-        assert r['pos_median'] is not None and r['pos_median'] < 0.15, report
+    for name, r in report.items():
+        assert r['recovered_s'] is not None and r['recovered_s'] < 3.0, (name, report)
+        assert r['pos_median'] is not None and r['pos_median'] < 0.15, (name, report)
         if r['heading_samples'] >= 10:
-            assert r['heading_median'] < 5.0, report
-    # The kidnap during play recovers within 3 s. Not asserted (measured, short of the issue's
-    # targets, see the closing note): the first move from the kick-off place (~2.9-3.2 s)
-    # and the ball error at the centre spot (0.35-0.8 m).
-    assert report['second']['recovered_s'] < 3.0, report
-    assert report['ball_median'] is not None, report
+            assert r['heading_median'] < 5.0, (name, report)
+    # The ball is in view in the first phase (centre spot, 4 m ahead) and the third (3.6 m ahead-left).
+    for name in ('first', 'third'):
+        r = report[name]
+        assert r['ball_samples'] >= 20 and r['ball_median'] < 0.2, (name, report)

@@ -1,0 +1,186 @@
+"""Team talk: one compact ``say`` message carrying the speaker's pose and the ball.
+
+One format serves both servers. A message is 10 characters from an 89-character
+alphabet (printable ASCII without space, ``( ) " ' \\``), so it passes
+rcssserver3d's rules (at most 20 such characters; no trailing backslash possible)
+and RCSSServerMJ's (at most 10 bytes; sent as text on the bridge's ``say`` topic).
+The characters are the base-89 digits of one 64-bit word::
+
+    bits  field
+    4     unum (1-15)
+    4     stamp: the say cycle (server time / 20 ms) modulo 16
+    10+10 speaker x, y (team frame, 1/8 m steps over -64..64 m)
+    5     speaker heading (11.25-degree steps)
+    10+10 ball x, y (team frame, as above)
+    4     ball age at the say (0.1 s steps; 15: no ball known)
+    7     check: a hash of the team name and the 57 bits above
+
+RCSSServerMJ lets both teams hear every message and sends no team name: the check
+turns away the other team's messages (and any garbled one) but 1 in 128.
+Positions are in the team frame (+x towards the goal we attack), which all
+teammates share. The receiver dates the message from the stamp: it was said
+``(cycle_now - stamp) mod 16`` cycles ago (both servers deliver in 2 cycles).
+
+Who speaks when: player ``unum`` speaks in the cycles where ``cycle % period ==
+(unum - 1) % period`` (``period`` = team size), so teammates never talk over each
+other and each one is heard every ``period`` cycles.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+
+from robocup3d_perception.representations import TeammateReport
+
+__all__ = [
+    'ALPHABET',
+    'CYCLE',
+    'MESSAGE_LENGTH',
+    'TeamMessage',
+    'decode',
+    'encode',
+    'heard_at',
+    'is_my_slot',
+    'server_cycle',
+    'to_report',
+]
+
+ALPHABET = ''.join(ch for ch in map(chr, range(0x21, 0x7F)) if ch not in '()"\'\\')
+MESSAGE_LENGTH = 10
+CYCLE = 0.02  # s, one server cycle on both servers
+_BASE = len(ALPHABET)  # 89
+_INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
+_RANGE = 64.0  # m, |x|, |y| covered
+_STEP = 0.125  # m
+_NO_BALL = 15
+_AGE_STEP = 0.1  # s
+_FIELDS = (('unum', 4), ('stamp', 4), ('x', 10), ('y', 10), ('heading', 5), ('bx', 10), ('by', 10), ('age', 4))
+_CHECK_BITS = 7
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMessage:
+    """What one message says (team frame: m, rad, s).
+
+    ``stamp`` is the say cycle modulo 16; ``ball`` is ``None`` when the speaker knows
+    no ball; ``ball_age`` is how old the speaker's ball sighting was when it spoke.
+    """
+
+    unum: int
+    stamp: int
+    x: float
+    y: float
+    heading: float
+    ball: tuple[float, float] | None = None
+    ball_age: float = 0.0
+
+
+def server_cycle(time: float) -> int:
+    """The server cycle number of a server time (s)."""
+    return round(time / CYCLE)
+
+
+def is_my_slot(unum: int, cycle: int, period: int) -> bool:
+    """Whether player ``unum`` speaks in ``cycle`` (one speaker per cycle and team)."""
+    return period > 0 and cycle % period == (unum - 1) % period
+
+
+def heard_at(stamp: int, now: float) -> float:
+    """Server time (s) at which a message with ``stamp`` heard at ``now`` was said."""
+    return now - ((server_cycle(now) - stamp) % 16) * CYCLE
+
+
+def _coord(v: float) -> int:
+    return max(0, min(1023, round((v + _RANGE) / _STEP)))
+
+
+def _uncoord(i: int) -> float:
+    return i * _STEP - _RANGE
+
+
+def _check(team: str, data: int) -> int:
+    return zlib.crc32(team.encode('utf-8') + data.to_bytes(8, 'big')) & ((1 << _CHECK_BITS) - 1)
+
+
+def encode(msg: TeamMessage, team: str) -> str:
+    """The 10-character ``say`` text of ``msg`` for ``team``. Raises ``ValueError`` on a bad unum."""
+    if not 1 <= msg.unum <= 15:
+        raise ValueError(f'unum {msg.unum} does not fit the message (1-15)')
+    heading = round((msg.heading % (2 * math.pi)) / (2 * math.pi) * 32) % 32
+    if msg.ball is None:
+        bx = by = 0
+        age = _NO_BALL
+    else:
+        bx, by = _coord(msg.ball[0]), _coord(msg.ball[1])
+        age = max(0, min(_NO_BALL - 1, round(msg.ball_age / _AGE_STEP)))
+    values = {
+        'unum': msg.unum,
+        'stamp': msg.stamp % 16,
+        'x': _coord(msg.x),
+        'y': _coord(msg.y),
+        'heading': heading,
+        'bx': bx,
+        'by': by,
+        'age': age,
+    }
+    data = 0
+    for name, bits in _FIELDS:
+        data = (data << bits) | values[name]
+    word = (data << _CHECK_BITS) | _check(team, data)
+    chars = []
+    for _ in range(MESSAGE_LENGTH):
+        word, digit = divmod(word, _BASE)
+        chars.append(ALPHABET[digit])
+    return ''.join(reversed(chars))
+
+
+def decode(text: str, team: str) -> TeamMessage | None:
+    """The message in ``text`` if it is one of ``team``'s, else ``None`` (never raises)."""
+    if len(text) != MESSAGE_LENGTH:
+        return None
+    word = 0
+    for ch in text:
+        digit = _INDEX.get(ch)
+        if digit is None:
+            return None
+        word = word * _BASE + digit
+    if word >= 1 << 64:
+        return None
+    data = word >> _CHECK_BITS
+    if word & ((1 << _CHECK_BITS) - 1) != _check(team, data):
+        return None
+    values: dict[str, int] = {}
+    for name, bits in reversed(_FIELDS):
+        values[name] = data & ((1 << bits) - 1)
+        data >>= bits
+    if values['unum'] == 0:
+        return None
+    ball = None
+    if values['age'] != _NO_BALL:
+        ball = (_uncoord(values['bx']), _uncoord(values['by']))
+    heading = values['heading'] / 32 * 2 * math.pi
+    return TeamMessage(
+        unum=values['unum'],
+        stamp=values['stamp'],
+        x=_uncoord(values['x']),
+        y=_uncoord(values['y']),
+        heading=heading - 2 * math.pi if heading > math.pi else heading,
+        ball=ball,
+        ball_age=values['age'] * _AGE_STEP if ball is not None else 0.0,
+    )
+
+
+def to_report(msg: TeamMessage, now: float, side: str) -> TeammateReport:
+    """A heard message as the world model's report (absolute frame), heard at server time ``now``."""
+    sign = -1.0 if side == 'right' else 1.0  # the team frame of the right team is turned by 180 degrees
+    said = heard_at(msg.stamp, now)
+    ball = None if msg.ball is None else (sign * msg.ball[0], sign * msg.ball[1])
+    return TeammateReport(
+        time=said,
+        unum=msg.unum,
+        position=(sign * msg.x, sign * msg.y),
+        ball=ball,
+        ball_time=None if msg.ball is None else said - msg.ball_age,
+    )
