@@ -42,6 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from robocup3d_bridge.config_files import load_config  # noqa: E402
 from robocup3d_bridge.link import LinkDown, ServerLink  # noqa: E402
 from robocup3d_bridge.percept import Dialect  # noqa: E402
 from robocup3d_bridge.perception import parse_percept  # noqa: E402
@@ -60,7 +61,15 @@ UPRIGHT_Z = 0.30  # m, torso height (standing Nao ~0.34-0.38 with bent knees; si
 UPRIGHT_COS = math.cos(25 * _D2R)
 HOLD = 0.5  # s
 TIMEOUT = 10.0  # s after the fall is detected
-KP = 15.0  # 1/s, P gain of the velocity controller (matches config: see the report)
+
+
+def _config_kp() -> float:
+    """The Nao's P gain (1/s) from ``config/robots.yaml``, as the motion node uses it."""
+    kp = (load_config(REPO / 'config' / 'robots.yaml').get('nao') or {}).get('controller', {}).get('kp', 8.0)
+    return float(kp['default'] if isinstance(kp, dict) else kp)
+
+
+KP = _config_kp()  # 1/s, P gain of the velocity controller: v = kp * (target - angle)
 
 #: Our standing pose (deg), as SKILL_NAO_STAND ends.
 STAND_DEG = {

@@ -14,7 +14,6 @@ the real-time factor (game seconds per wall second).
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,16 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robocup3d_strategy.match import format_result, match_parser, run_match  # noqa: E402
-
-CLK_TCK = os.sysconf('SC_CLK_TCK')
-
-
-def _cpu_seconds(pid: int) -> float:
-    try:
-        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
-    except OSError:
-        return float('nan')
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+from robocup3d_strategy.servers import cpu_seconds  # noqa: E402
 
 
 def _pids(pattern: str) -> list[int]:
@@ -67,13 +57,13 @@ def simspark_team(duration: float) -> None:
         time.sleep(5.0)
         trainer.poll(0.1)
         pids = [*runner.pids, server.pid]
-        t0, c0 = trainer.state.game_time, {p: _cpu_seconds(p) for p in pids}
+        t0, c0 = trainer.state.game_time, {p: cpu_seconds(p) for p in pids}
         w0 = time.monotonic()
         trainer.kick_off('Left')
         while time.monotonic() - w0 < duration:
             trainer.poll(0.2)
         wall = time.monotonic() - w0
-        c1 = {p: _cpu_seconds(p) for p in pids}
+        c1 = {p: cpu_seconds(p) for p in pids}
         cycles = wall / 0.02  # rcssserver3d steps in real time; its monitor time is game time
         per = sorted((c1[p] - c0[p]) * 1e3 / cycles for p in runner.pids)
         print(
@@ -120,7 +110,7 @@ def main() -> None:
         if 'kick-off' in line or line.startswith('play ended'):
             players = _pids(f'robocup3d_strategy.player .*--team ({teams[0]}|{teams[1]}) ')
             server = _pids('rcssservermj --host 127.0.0.1')
-            marks['start' if 'kick-off' in line else 'end'] = {p: _cpu_seconds(p) for p in players + server}
+            marks['start' if 'kick-off' in line else 'end'] = {p: cpu_seconds(p) for p in players + server}
             marks.setdefault('players', {}).update(dict.fromkeys(players, 1))
             marks.setdefault('server', {}).update(dict.fromkeys(server, 1))
 

@@ -107,7 +107,10 @@ class FallDetector:
             if n > 1e-6:
                 meas = (accel[0] / n, accel[1] / n, accel[2] / n)
                 if up is None:
-                    up = meas
+                    # start from a calm reading: the first ones after a beam are the landing jolt
+                    calm = gyro is None or sum(g * g for g in gyro) < 0.25
+                    if abs(n - G) < 0.05 * G and calm:
+                        up = meas
                 elif abs(n - G) < 0.35 * G:  # trust it only when not accelerating hard
                     w = self.accel_weight
                     up = tuple(u * (1.0 - w) + m * w for u, m in zip(up, meas, strict=True))

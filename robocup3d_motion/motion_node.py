@@ -46,6 +46,7 @@ from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.fall import FallDetector, FallState
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
+from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.robots import robot_spec
 from robocup3d_motion.walk import WalkEngine, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
@@ -80,7 +81,8 @@ class MotionCore:
         section = robots_cfg.get(key, {}) or {}
         self.balance = BalanceController(balance_settings(section.get('balance'), robot.joint_names))
         fall_cfg = section.get('fall', {}) or {}
-        self.fall = FallDetector(
+        # the Nao's foot pressure sensors veto "upright" while it sits (NaoFallDetector)
+        self.fall = (NaoFallDetector if robot.server == 'simspark' else FallDetector)(
             fallen_deg=float(fall_cfg.get('fallen_deg', 55.0)),
             upright_deg=float(fall_cfg.get('upright_deg', 30.0)),
             confirm_cycles=int(fall_cfg.get('confirm_cycles', 3)),
@@ -91,7 +93,7 @@ class MotionCore:
         else:
             from robocup3d_motion.skills.engine import DATA_DIR, load_registry  # noqa: PLC0415
 
-            self._skl = load_registry([DATA_DIR])
+            self._skl = load_registry([DATA_DIR, DATA_DIR / 'nao'])
             self.skills.update({name: None for name in self._skl})
         self.imu_timeout = imu_timeout
         self.getup_pause = getup_pause
@@ -126,7 +128,12 @@ class MotionCore:
 
     # -- inputs
     def on_imu(
-        self, t: float, gyro: tuple[float, float, float], accel: tuple[float, float, float], wall: float
+        self,
+        t: float,
+        gyro: tuple[float, float, float],
+        accel: tuple[float, float, float],
+        wall: float,
+        forces: dict | None = None,
     ) -> None:
         dt = 0.02 if self._last_imu_t is None else min(max(t - self._last_imu_t, 0.0), 0.1)
         self._last_imu_t = t
@@ -134,7 +141,10 @@ class MotionCore:
             self.error = 'imu: non-finite reading ignored'
             return
         self.gyro = gyro
-        self.state = self.fall.update(gyro, accel, dt or 0.02)
+        if isinstance(self.fall, NaoFallDetector):
+            self.state = self.fall.update(gyro, accel, dt or 0.02, forces)
+        else:
+            self.state = self.fall.update(gyro, accel, dt or 0.02)
         self.last_imu_wall = wall
 
     def request(self, text: str) -> str:
@@ -434,7 +444,7 @@ class MotionNode(Node):
         wall = time.monotonic()
         with self._lock:
             if p.gyro is not None and p.accel is not None:
-                self.core.on_imu(t, p.gyro, p.accel, wall)
+                self.core.on_imu(t, p.gyro, p.accel, wall, p.forces or None)
             if p.forces:  # SimSpark foot pressure: which feet touch the ground
                 self.core.contacts = {
                     side: (f := p.forces.get(f'{side}f')) is not None and f.f[2] > CONTACT_N for side in 'lr'

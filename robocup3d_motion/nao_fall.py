@@ -4,6 +4,10 @@ rcssserver3d's ``GYR``/``ACC`` use its own torso frame (x right, y forward); the
 bridge's parser turns them into REP-103 (``parse_percept(text, 'simspark')``), which
 is what :class:`~robocup3d_motion.fall.FallDetector` expects.
 
+While down, the direction follows the robot: whenever the torso lies beyond the fall
+threshold, the side facing the ground is taken again (a failed get-up may leave the
+robot on its other side, and the next get-up must be the one for that side).
+
 Joint data: the foot pressure sensors (``FRP``) veto a recovery. After a fall the
 robot only counts as up again when the tilt is small *and* the feet carry some of
 its weight (a robot sitting upright on its bottom has a vertical torso too).
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from robocup3d_motion.fall import FallDetector, FallState
+from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 
 __all__ = ['NaoFallDetector', 'feet_load']
 
@@ -55,6 +59,11 @@ class NaoFallDetector(FallDetector):
     ) -> FallState:
         was_fallen, was_direction = self.fallen, self.direction
         state = super().update(gyro, accel, dt)
+        if was_fallen and state.fallen and state.tilt > self.fallen_tilt:
+            direction = fall_direction(state.up)
+            if direction != state.direction:
+                self.direction = direction
+                state = FallState(True, direction, state.tilt, state.pitch, state.roll, state.up)
         if was_fallen and not state.fallen:
             load = feet_load(forces)
             if load is not None and load < FEET_LOADED_N:

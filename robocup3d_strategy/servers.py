@@ -16,7 +16,14 @@ from robocup3d_bridge.link import LinkDown
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
 
-__all__ = ['connect_trainer', 'free_port', 'start_mujoco_server', 'start_simspark_server', 'stop_process']
+__all__ = [
+    'connect_trainer',
+    'cpu_seconds',
+    'free_port',
+    'start_mujoco_server',
+    'start_simspark_server',
+    'stop_process',
+]
 
 
 def free_port() -> int:
@@ -113,3 +120,12 @@ def start_simspark_server(
             env=env,
             start_new_session=True,
         )
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, s) a process has used so far (Linux ``/proc``); NaN if it is gone."""
+    try:
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+    except OSError:
+        return float('nan')
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')  # utime + stime

@@ -2,12 +2,13 @@
 
 These drive the robot through the **core** driver of ``bench/bench_nao_getup.py``
 (ServerLink + protocol + perception + the skill engine + :mod:`robocup3d_motion.nao_fall`
-+ the P joint controller), not through the ROS graph: the motion node does not load
-the Nao get-up skills yet (see the report of issue 3 for the wiring diff). The server
-runs with its defaults (real time, not sync). One server per Nao type, the five types
-run in parallel threads. Upright is judged from the monitor scene graph (ground truth).
++ the P joint controller with the gain of ``config/robots.yaml``), not through the ROS
+graph: the motion node does not load the Nao get-up skills yet (see the report of
+issue 3 for the wiring diff). The stand test runs the server with its defaults (real
+time), the five types in parallel threads; the get-up tests run it in sync mode, flat
+out, one server at a time. Upright is judged from the monitor scene graph (ground truth).
 
-``R3D_GETUP_TRIALS`` (default 3) sets the get-up trials per type and direction;
+``R3D_GETUP_TRIALS`` (default 5) sets the get-up trials per type and direction;
 the issue's bar is 20 (``bench/bench_nao_getup.py --trials 20``).
 """
 
@@ -94,33 +95,38 @@ def test_every_nao_type_stands_60_s():
         assert tor is not None and tor.upright, f'type {r["type"]} not upright after 60 s: {tor}'
 
 
-def _getups(robot_type: int) -> list:
+#: (type, direction) pairs whose get-up is not reliable yet (bench/bench_nao_getup.py, 10 trials each:
+#: front 0/10 on types 1 and 3; back 0/10 on every type). Their cases are skipped, not hidden.
+NOT_YET = {(1, 'front'), (3, 'front')} | {(t, 'back') for t in TYPES}
+
+
+def _getups(robot_type: int, direction: str, trials: int) -> list:
     b = _bench()
-    trials = int(os.environ.get('R3D_GETUP_TRIALS', '3'))
     rng = random.Random(robot_type)
-    out = []
-    with b.simspark(fast=False) as sim:
+    with b.simspark(fast=True) as sim:
         agent = b.NaoAgent(sim, robot_type)
         agent.connect()
         try:
             ctrl = b.Controller(agent, b.registry())
-            for direction in ('front', 'back'):
-                out += [b.run_trial(sim, ctrl, direction, rng) for _ in range(trials)]
+            b.settle_stand(ctrl, 0.5)
+            return [b.run_trial(sim, ctrl, direction, rng) for _ in range(trials)]
         finally:
             agent.close()
-    return out
 
 
-@pytest.mark.skip(reason='Nao get-up skills do not work yet (0/10 in bench/bench_nao_getup.py); skipped for CI time')
-def test_every_nao_type_gets_up_from_front_and_back():
+@pytest.mark.parametrize('direction', ['front', 'back'])
+@pytest.mark.parametrize('robot_type', TYPES)
+def test_nao_gets_up(robot_type: int, direction: str) -> None:
+    """Knocked over ``direction``, the Nao is upright again (and still is 1 s later) in >= 90 % of the trials."""
+    if (robot_type, direction) in NOT_YET:
+        pytest.skip(f'Nao type {robot_type} {direction} get-up does not work yet (0/10 in bench/bench_nao_getup.py)')
     b = _bench()
-    results = [t for r in _parallel(_getups, list(TYPES)) for t in r]
+    trials = int(os.environ.get('R3D_GETUP_TRIALS', '5'))
+    results = _getups(robot_type, direction, trials)
     print('\n' + b.table(results))
     for t in results:
         # The knock-down really produced the fall we asked for, and the IMU saw it that way.
-        assert t.detected == t.direction, f'type {t.robot_type}: {t.direction} fall seen as {t.detected!r} ({t.note})'
-    for robot_type in TYPES:
-        for direction in ('front', 'back'):
-            rs = [t for t in results if (t.robot_type, t.direction) == (robot_type, direction)]
-            ok = sum(t.success for t in rs)
-            assert ok >= math.ceil(0.9 * len(rs)), f'type {robot_type} {direction}: {ok}/{len(rs)} got up'
+        assert t.detected == direction, f'{direction} fall seen as {t.detected!r} ({t.note})'
+    ok = sum(t.success for t in results)
+    notes = '; '.join(t.note for t in results if not t.success)
+    assert ok >= math.ceil(0.9 * len(results)), f'type {robot_type} {direction}: {ok}/{len(results)} got up: {notes}'

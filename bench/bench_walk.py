@@ -1,0 +1,75 @@
+"""Walk benchmark through the running graph (RCSSServerMJ in sync mode + the player process).
+
+For each robot and walk set: forward speed over 10 s from standstill, sideways speed,
+turn rate, and falls per 100 m over a 60 s random-command course, all from the
+server's ground truth (the player never sees it). Prints a table.
+
+    PYTHONPATH=. python bench/bench_walk.py [--robots T1 K1] [--set sprint] [--course 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from robocup3d_strategy.servers import cpu_seconds
+from robocup3d_strategy.sim_session import SimSession
+from robocup3d_strategy.walk_tasks import run_task
+
+
+def bench(robot: str, walk_set: str, seconds: float, course: float, seed: int) -> dict:
+    """All tasks for one robot in one session."""
+    with SimSession(robot) as s:
+        if walk_set:
+            s.request(f'walk_set {walk_set}')
+        cpu0, cycles0 = cpu_seconds(s.player.pid), s.cycles
+        fwd = run_task(s, 'forward', 0.0, seconds)
+        cpu_ms = 1e3 * (cpu_seconds(s.player.pid) - cpu0) / max(1, s.cycles - cycles0)
+        side = run_task(s, 'sideways', 0.0, seconds)
+        turn = run_task(s, 'turn', 0.0, seconds)
+        rnd = run_task(s, 'random', 0.0, course, seed)
+    return {
+        'player CPU ms/cycle (walking)': cpu_ms,
+        'forward m/s': fwd.speed,
+        'forward falls': fwd.falls,
+        'sideways m/s': side.lateral / side.seconds,
+        'sideways falls': side.falls,
+        'turn deg/s': math.degrees(turn.turned) / turn.seconds,
+        'turn falls': turn.falls,
+        'course m': rnd.path,
+        'course falls': rnd.falls,
+        'falls/100 m': 100.0 * rnd.falls / rnd.path if rnd.path > 0 else float('nan'),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--robots', nargs='+', default=['T1', 'K1'])
+    ap.add_argument('--set', default='sprint', help='walk set for the speed tasks and the course')
+    ap.add_argument('--seconds', type=float, default=10.0)
+    ap.add_argument('--course', type=float, default=60.0, help='random course length (s)')
+    ap.add_argument('--seed', type=int, default=1)
+    args = ap.parse_args(argv)
+    rows = []
+    for robot in args.robots:
+        t0 = time.monotonic()
+        r = bench(robot, args.set, args.seconds, args.course, args.seed)
+        rows.append((robot, r))
+        print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
+    keys = list(rows[0][1])
+    print('robot | set | ' + ' | '.join(keys))
+    for robot, r in rows:
+        print(
+            f'{robot} | {args.set} | '
+            + ' | '.join(f'{r[k]:.2f}' if isinstance(r[k], float) else str(r[k]) for k in keys)
+        )
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

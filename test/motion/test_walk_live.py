@@ -1,0 +1,63 @@
+"""The walk through the running graph on a real RCSSServerMJ (sync mode).
+
+The player is the real process (bridge + motion + strategy); this test commands it over
+DDS (``cmd_vel``, ``walk_target``) like any node would and scores it from the server's
+torso ground truth, which the player never uses.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from robocup3d_strategy.sim_session import SimSession
+from robocup3d_strategy.walk_tasks import START, run_task
+
+pytestmark = pytest.mark.skipif(
+    shutil.which('rcssservermj') is None and not (Path(sys.executable).parent / 'rcssservermj').exists(),
+    reason='RCSSServerMJ is not installed (pip install rcsssmj)',
+)
+
+
+@pytest.fixture(scope='module')
+def t1(tmp_path_factory: pytest.TempPathFactory) -> SimSession:
+    with SimSession('T1', log_dir=tmp_path_factory.mktemp('walk_t1')) as session:
+        yield session
+
+
+def test_t1_walks_forward_10_s_without_falling_and_covers_2_m(t1: SimSession) -> None:
+    result = run_task(t1, 'forward', 0.0, 10.0)
+    print(f'T1 forward: {result.as_dict()}')
+    assert result.falls == 0
+    assert result.forward >= 2.0
+    assert abs(result.lateral) < 0.25 * result.forward  # it went where it was sent
+
+
+def test_t1_follows_a_square_course_with_turns_without_falling(t1: SimSession) -> None:
+    result = run_task(t1, 'square', 0.3, 1.5)
+    print(f'T1 square: {result.as_dict()}')
+    assert result.falls == 0
+    assert result.turned == pytest.approx(2 * math.pi, abs=math.radians(60))  # four left turns
+    assert result.path > 4.0  # it walked the sides (4 x 1.5 m commanded)
+    assert result.extra['closure_m'] < 1.5  # and came back near the start
+
+
+def test_t1_walks_to_a_target_pose_and_stops_there(t1: SimSession) -> None:
+    t1.place(*START)
+    start = t1.pose
+    t1.walk_to(1.5, 0.5, 0.0)
+    for _ in range(int(15.0 / 0.02)):  # up to 15 s of server time
+        t1.wait_cycles(1)
+        if t1.state.get('walk', {}).get('target') is None and t1.cycles > 0 and t1.state.get('skill') == 'stand':
+            break
+    t1.wait_cycles(25)
+    end = t1.pose
+    dx, dy = end.x - start.x, end.y - start.y
+    print(f'T1 walk_to (1.5, 0.5): moved ({dx:.2f}, {dy:.2f}), state {t1.state}')
+    assert end.up > 0.8  # still upright
+    assert math.hypot(dx - 1.5, dy - 0.5) < 0.5  # odometry only: within half a metre of the target
+    assert t1.state.get('walk', {}).get('target') is None  # reached: the walk stopped
