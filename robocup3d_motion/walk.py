@@ -66,7 +66,7 @@ class WalkParams:
     gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
-    ramp: float = 0.3  # s to blend into the walk stance from the current pose
+    ramp: float = 0.6  # s to blend into the walk stance from the current pose (too fast a crouch tips it over)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
 
