@@ -8,7 +8,7 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*', 'bench']),
-    package_data={'robocup3d_motion.skills': ['data/*.skl', 'data/*.md']},
+    package_data={'robocup3d_motion.skills': ['data/*.skl', 'data/*.md', 'data/*/*.skl', 'data/*/*.yaml', 'data/*/*.txt']},
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
@@ -18,7 +18,7 @@ setup(
         # `ros2 run` and launch_ros look in lib/<package>; pip users get the console scripts in bin.
         ('lib/' + package_name, glob('scripts/ros/*')),
     ],
-    install_requires=['setuptools', 'numpy', 'PyYAML'],
+    install_requires=['setuptools', 'numpy', 'PyYAML', 'cma'],
     extras_require={
         'ros': [
             'ros-rclpy[fastrtps]',

@@ -256,6 +256,8 @@ class _Leg:
     axes: tuple[tuple[float, float, float], ...] = ()  # ``a`` as plain floats (the solver's hot path)
     o_f: tuple[tuple[float, float, float], ...] = ()  # ``o`` as plain floats
     hip_f: tuple[float, float, float] = (0.0, 0.0, 0.0)  # o[1] + hip_point, plain floats
+    basis_f: tuple[tuple[float, float, float], ...] = ()  # columns of ``basis``, plain floats
+    uwe: tuple[tuple[float, float, float], ...] = ()  # u, w, e as plain floats
 
 
 def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
@@ -322,6 +324,8 @@ def _leg(body: Body, side: str) -> _Leg:
         tuple(tuple(float(x) for x in r) for r in a),
         tuple(tuple(float(x) for x in r) for r in o),
         tuple(float(x) for x in o[1] + hip_point),
+        tuple(tuple(float(x) for x in basis[:, k]) for k in range(3)),
+        tuple(tuple(float(x) for x in vec) for vec in (u, w, e)),
     )
 
 
@@ -329,7 +333,9 @@ def _violation(angle: float, lim: tuple[float, float]) -> float:
     return max(lim[0] - angle, angle - lim[1], 0.0)
 
 
-def _lower_leg(leg: _Leg, hip_in_foot: np.ndarray, branch: tuple[float, float]) -> tuple[float, float, float, str]:
+def _lower_leg(
+    leg: _Leg, hip_in_foot: np.ndarray | tuple[float, float, float], branch: tuple[float, float]
+) -> tuple[float, float, float, str]:
     """Knee, ankle pitch and ankle roll angles that put the hip point at ``hip_in_foot``.
 
     ``branch`` (+1/-1 each) picks one of the two knee solutions and one of the two
@@ -337,8 +343,10 @@ def _lower_leg(leg: _Leg, hip_in_foot: np.ndarray, branch: tuple[float, float]) 
     (or folded) as far as it goes and the reason is returned too.
     """
     knee_branch, roll_branch = branch
-    v = leg.basis.T @ hip_in_foot
-    u, w, e = leg.u, leg.w, leg.e
+    bx, by, bz = leg.basis_f
+    h = (float(hip_in_foot[0]), float(hip_in_foot[1]), float(hip_in_foot[2]))
+    v = (_dotf(bx, h), _dotf(by, h), _dotf(bz, h))  # basis.T @ hip_in_foot
+    u, w, e = leg.uwe
     why = ''
     y = u[1] + w[1] - e[1]  # sideways offsets do not change with pitch
     r2 = v[1] * v[1] + v[2] * v[2] - y * y
@@ -374,6 +382,16 @@ def _crossf(a: Vec, b: Vec) -> Vec:
 def _turn(v: Vec, axis: Vec, angle: float) -> Vec:
     """``v`` rotated by ``angle`` about unit ``axis`` (Rodrigues; plain floats, no numpy)."""
     c, s = math.cos(angle), math.sin(angle)
+    ax, ay, az = axis
+    if ax == 0.0 and ay == 0.0:  # about +-z (most leg axes are along a frame axis)
+        s *= az
+        return (v[0] * c - v[1] * s, v[0] * s + v[1] * c, v[2])
+    if ay == 0.0 and az == 0.0:  # +-x
+        s *= ax
+        return (v[0], v[1] * c - v[2] * s, v[1] * s + v[2] * c)
+    if ax == 0.0 and az == 0.0:  # +-y
+        s *= ay
+        return (v[0] * c + v[2] * s, v[1], -v[0] * s + v[2] * c)
     k = _dotf(axis, v) * (1.0 - c)
     x = _crossf(axis, v)
     return (v[0] * c + x[0] * s + axis[0] * k, v[1] * c + x[1] * s + axis[1] * k, v[2] * c + x[2] * s + axis[2] * k)
@@ -421,7 +439,7 @@ def _solve_branch(
     def step(q1: float) -> tuple[tuple[float, ...], str]:
         h = _turn(hip1, ax[0], q1)
         d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
-        q4, q5, q6, why = _lower_leg(leg, np.array((_dotf(cols[0], d), _dotf(cols[1], d), _dotf(cols[2], d))), branch)
+        q4, q5, q6, why = _lower_leg(leg, (_dotf(cols[0], d), _dotf(cols[1], d), _dotf(cols[2], d)), branch)
         # M = rf R5^T R4^T R3^T; the hip angles follow from M n1 and M n2
         mn = [rot(_turn(_turn(_turn(n, ax[3], -q4), ax[4], -q5), ax[5], -q6)) for n in (ax[1], ax[2])]
         return (*_three_axis(mn[0], mn[1], ax[:3], leg.limits[:3]), q4, q5, q6), why
@@ -447,15 +465,20 @@ def _solve_branch(
 _HINTS: dict[int, float] = {}  # id(leg) -> last first hip angle, to start the next solve from
 
 
-def _solve(leg: _Leg, target: np.ndarray) -> tuple[tuple[float, ...], str]:
-    """Six leg angles for a foot pose in the leg's base frame, the most plausible branch, and why it fails if so."""
+def _solve(leg: _Leg, target: np.ndarray, within_limits: bool = True) -> tuple[tuple[float, ...], str]:
+    """Six leg angles for a foot pose in the leg's base frame, the most plausible branch, and why it fails if so.
+
+    With ``within_limits`` False the first (natural) branch that reaches the pose is taken
+    even if it leaves a joint's range (the caller clamps; the walk does this every cycle).
+    """
     p, rf = target[:3, 3], target[:3, :3]
     best = None
     hint = _HINTS.get(id(leg), 0.0)
     for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
         q, why = _solve_branch(leg, p, rf, branch, hint)
         err = _pose_error(_chain(leg, q), target)
-        score = (err > _FK_TOL, sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)))
+        violation = sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)) if within_limits else 0.0
+        score = (err > _FK_TOL, violation)
         if best is None or score < best[0]:
             best = (score, q, why if err > _FK_TOL else '')
         if score == (False, 0.0):
@@ -517,19 +540,19 @@ def leg_ik(
     """
     leg = _leg(body, side)
     base = np.linalg.inv(_base_pose(body, leg, joints or {})) @ np.asarray(target, dtype=float)
-    q, why = _solve(leg, base)
+    q, why = _solve(leg, base, check_limits)
     if why:
         raise UnreachableError(f'{side} foot: {why}')
     return _finish(leg, q, check_limits)
 
 
-def _solve_with_hip(leg: _Leg, base: np.ndarray, hip: float) -> tuple[float, ...]:
+def _solve_with_hip(leg: _Leg, base: np.ndarray, hip: float, within_limits: bool = True) -> tuple[float, ...]:
     """Leg angles with the first hip angle fixed: foot position and sole tilt exact, foot yaw free."""
 
     def first(psi: float) -> tuple[float, tuple[float, ...]]:
         t = base.copy()
         t[:3, :3] = base[:3, :3] @ rotation_matrix((0.0, 0.0, 1.0), psi)  # about the foot's own z (sole normal)
-        q, why = _solve(leg, t)
+        q, why = _solve(leg, t, within_limits)
         if why:
             raise UnreachableError(f'turning the foot to match the shared hip angle: {why}')
         return _wrap(q[0] - hip), q
@@ -575,10 +598,10 @@ def legs_ik(
     }
     free = {}
     for s in 'lr':
-        free[s], why = _solve(legs[s], bases[s])
+        free[s], why = _solve(legs[s], bases[s], check_limits)
         if why:
             raise UnreachableError(f'{s} foot: {why}')
     hip = 0.5 * (free['l'][0] + free['r'][0])
     for s in 'lr':
-        out.update(_finish(legs[s], _solve_with_hip(legs[s], bases[s], hip), check_limits))
+        out.update(_finish(legs[s], _solve_with_hip(legs[s], bases[s], hip, check_limits), check_limits))
     return out

@@ -213,7 +213,7 @@ def test_core_walks_on_cmd_vel_stops_when_it_lapses_and_eases_back_to_the_hold_p
         _cycle(core, t, _Imu.upright())
     assert core.skill == 'stand'
     assert core.set_velocity(0.3, 0.0, 0.0, wall=t) == ''
-    for _ in range(20):
+    for _ in range(round(core.walk.params.ramp / DT) + 10):  # into the stance, then stepping
         t += DT
         core.set_velocity(0.3, 0.0, 0.0, wall=t)
         _cycle(core, t, _Imu.upright())
@@ -242,7 +242,7 @@ def test_core_interrupts_the_walk_on_a_fall_and_resumes_after() -> None:
     core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG, getup_pause=0.0)
     core.skills.clear()  # no get-up skill: the core stands still while fallen
     t = 0.0
-    for _ in range(40):
+    for _ in range(round(core.walk.params.ramp / DT) + 10):
         t += DT
         core.set_velocity(0.3, 0.0, 0.0, wall=t)
         _cycle(core, t, _Imu.upright())
