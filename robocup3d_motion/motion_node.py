@@ -178,25 +178,26 @@ class MotionCore:
 
     def set_velocity(self, vx: float, vy: float, wz: float, wall: float) -> str:
         """A ``cmd_vel`` command (m/s, m/s, rad/s); returns '' or why it was refused."""
-        if self.walk is None:
-            self.error = f'cmd_vel ignored: no walk parameters for {self.robot.name} in walk.yaml'
-            return self.error
-        if not all(math.isfinite(v) for v in (vx, vy, wz)):
-            self.error = 'cmd_vel refused: non-finite velocity'
-            return self.error
-        self.commander.set_velocity(vx, vy, wz, wall)
-        return ''
+        why = self._walk_refusal('cmd_vel', (vx, vy, wz))
+        if not why:
+            self.commander.set_velocity(vx, vy, wz, wall)
+        return why
 
     def set_walk_target(self, x: float, y: float, yaw: float, wall: float) -> str:
         """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
+        why = self._walk_refusal('walk_target', (x, y, yaw))
+        if not why:
+            self.commander.set_target(x, y, yaw, wall)
+        return why
+
+    def _walk_refusal(self, what: str, values: tuple[float, ...]) -> str:
         if self.walk is None:
-            self.error = f'walk_target ignored: no walk parameters for {self.robot.name} in walk.yaml'
-            return self.error
-        if not all(math.isfinite(v) for v in (x, y, yaw)):
-            self.error = 'walk_target refused: non-finite pose'
-            return self.error
-        self.commander.set_target(x, y, yaw, wall)
-        return ''
+            self.error = f'{what} ignored: no walk parameters for {self.robot.name} in walk.yaml'
+        elif not all(math.isfinite(v) for v in values):
+            self.error = f'{what} refused: non-finite value in {values}'
+        else:
+            return ''
+        return self.error
 
     def _start(self, name: str, getup: bool = False) -> None:
         self.skill, self.is_getup, self._reset = name, getup, True
@@ -242,7 +243,7 @@ class MotionCore:
         elif self.walk is not None and self._walk_wanted(wall):
             if self.skill != WALK:
                 self._start(WALK)
-            vx, vy, wz = self.commander.velocity(wall, self.walk.params, self.walk.speed, dt)
+            vx, vy, wz = self.commander.velocity(wall, self.walk.params, self.walk.odometry, dt)
             self.walk.set_command(vx, vy, wz)
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None

@@ -61,12 +61,13 @@ class WalkParams:
     accel_x: float = 0.15  # max change of vx per step (m/s)
     accel_y: float = 0.1
     accel_w: float = 0.5
-    arm_swing: float = 2.0  # shoulder pitch rad per m of the opposite foot's x
-    gyro_pitch: float = 0.05  # ankle pitch rad per rad/s of pitch rate
-    gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate
+    arm_swing: float = 2.0  # shoulder pitch rad per m of the opposite foot's x (sign from the joint axis)
+    gyro_pitch: float = 0.05  # ankle pitch rad per rad/s of pitch rate (about +y; sign from the joint axis)
+    gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate (about +x; sign from the joint axis)
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
     ramp: float = 0.6  # s to blend into the walk stance from the current pose (too fast a crouch tips it over)
+    odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
 
@@ -121,6 +122,18 @@ class WalkEngine:
         self.sole = {s: np.asarray(body.leg(s).sole, dtype=float) for s in 'lr'}
         #: the leg joints, whose gains the walk may raise (kp_legs, kd_legs)
         self.leg_joints = tuple(j for s in 'lr' for j in body.leg(s).joints)
+        # Feedback and arm swing are written for joints turning about +y (pitch) and +x (roll),
+        # as on the T1/K1; the Nao's pitch axes point along -y: take each joint's sign from its axis.
+        axes = {lk.joint: lk.axis for lk in body.links if lk.joint}
+        self._sign = {
+            name: (1.0 if axes[name][k] >= 0.0 else -1.0)
+            for name, k in (
+                *((f'{s}lj5', 1) for s in 'lr'),
+                *((f'{s}lj2', 0) for s in 'lr'),
+                *((f'{s}aj1', 1) for s in 'lr'),
+            )
+            if name in axes
+        }
         self.set_params(params)
         self.command = (0.0, 0.0, 0.0)
         self.reset()
@@ -156,6 +169,14 @@ class WalkEngine:
             _limit(vals[1], -p.max_vy, p.max_vy),
             _limit(vals[2], -p.max_wz, p.max_wz),
         )
+
+    @property
+    def odometry(self) -> tuple[float, float, float]:
+        """Velocity (m/s, m/s, rad/s) the robot is estimated to move at: the step speed times ``odom_scale``."""
+        if not self.walking:
+            return (0.0, 0.0, 0.0)
+        k = self.params.odom_scale
+        return (k * self.speed[0], k * self.speed[1], k * self.speed[2])
 
     @property
     def moving(self) -> bool:
@@ -290,14 +311,16 @@ class WalkEngine:
         out.update(q)
         if gyro is not None:
             gx_rate, gy_rate = gyro[0], gyro[1]
+            sign = self._sign
             for side in 'lr':
-                out[f'{side}lj5'] = out.get(f'{side}lj5', 0.0) + p.gyro_pitch * gy_rate
-                out[f'{side}lj2'] = out.get(f'{side}lj2', 0.0) + p.gyro_roll * gx_rate
+                ankle, hip = f'{side}lj5', f'{side}lj2'
+                out[ankle] = out.get(ankle, 0.0) + sign.get(ankle, 1.0) * p.gyro_pitch * gy_rate
+                out[hip] = out.get(hip, 0.0) + sign.get(hip, 1.0) * p.gyro_roll * gx_rate
         if p.arm_swing:
             for side, other in (('l', 'r'), ('r', 'l')):
                 name = f'{side}aj1'
-                if name in out:
-                    out[name] = out[name] - p.arm_swing * feet[other].x
+                if name in out:  # the arm swings forward with the opposite foot
+                    out[name] = out[name] - self._sign.get(name, 1.0) * p.arm_swing * feet[other].x
         return out
 
 

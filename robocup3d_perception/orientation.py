@@ -19,27 +19,20 @@ import math
 
 import numpy as np
 
+from robocup3d_motion.kinematics import rotation_matrix
+
 __all__ = ['OrientationFilter', 'tilt_matrix']
 
 GRAVITY = 9.81  # m/s^2
 
 
 def _rodrigues(v: np.ndarray | tuple[float, float, float]) -> np.ndarray:
-    """Rotation matrix of the rotation vector ``v`` (rad); scalar maths (a 3x3 is too small for numpy)."""
+    """Rotation matrix of the rotation vector ``v`` (rad)."""
     x, y, z = float(v[0]), float(v[1]), float(v[2])
     angle = math.sqrt(x * x + y * y + z * z)
     if angle < 1e-12:
         return np.eye(3)
-    x, y, z = x / angle, y / angle, z / angle
-    c, s = math.cos(angle), math.sin(angle)
-    t = 1.0 - c
-    return np.array(
-        [
-            [t * x * x + c, t * x * y - s * z, t * x * z + s * y],
-            [t * x * y + s * z, t * y * y + c, t * y * z - s * x],
-            [t * x * z - s * y, t * y * z + s * x, t * z * z + c],
-        ]
-    )
+    return rotation_matrix((x / angle, y / angle, z / angle), angle)
 
 
 def tilt_matrix(roll: float, pitch: float) -> np.ndarray:
