@@ -8,7 +8,9 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*', 'bench']),
-    package_data={'robocup3d_motion.skills': ['data/*.skl', 'data/*.md', 'data/*/*.skl', 'data/*/*.yaml', 'data/*/*.txt']},
+    package_data={
+        'robocup3d_motion.skills': ['data/*.skl', 'data/*.md', 'data/*/*.skl', 'data/*/*.yaml', 'data/*/*.txt']
+    },
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),

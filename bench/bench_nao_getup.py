@@ -1,23 +1,32 @@
-"""Nao get-up benchmark on rcssserver3d (no ROS: core + ServerLink + TrainerClient).
+"""Nao get-up and stand benchmark on rcssserver3d, through the running graph.
 
-For each Nao type and fall direction, one agent stands, is knocked down by a falling
-motion of its own (``front``: hips flexed hard and arms swung back; ``back``: hips
-extended and knees bent), the fall detector of :mod:`robocup3d_motion.fall` sees the
-fall and picks the get-up skill (``skills/data/nao/getup_*.skl``, played by the skill
-engine through the P joint controller), and we time how long it takes to be upright.
+Per Nao type, one server and the real player process (``python -m
+robocup3d_strategy.player --server simspark --type N``: bridge, motion and strategy
+nodes). The trainer (monitor port) keeps the game in ``PlayOn`` (no beams), puts the
+robot on its feet at a random place and heading, and is the ground truth. A ROS node in
+this process watches ``motion_state`` and knocks the robot over by publishing a falling
+pose on ``joint_targets`` (``front``: hips flexed hard, arms swung back; ``back``: hips
+extended, knees bent); it clears the pose as soon as the motion node reports the fall.
+The motion node's own fall detector (:mod:`robocup3d_motion.nao_fall`) then picks the
+get-up skill (``skills/data/nao/getup_*.skl``), played by the skill engine through the
+P joint controller, and we time how long it takes to be upright.
 
-*Upright* is judged from the server's own scene graph (ground truth, never given to the
+*Upright* is judged from the server's scene graph (ground truth, never given to the
 controller): the torso's z axis within 25 degrees of vertical and the torso at least
-``UPRIGHT_Z`` m above the ground, held for ``HOLD`` (0.5 s) of server time. The time to
-upright is from the moment the fall was detected to the start of that hold. A trial
-fails if the robot is not upright ``TIMEOUT`` s after the fall, or is not still standing
-1 s later.
+``UPRIGHT_Z`` m above the ground, with the motion node neither fallen nor getting up,
+held for ``HOLD`` (0.5 s) of game time. The time to upright is from the motion node's
+fall report to the start of that hold. A trial fails if the robot is not upright
+``TIMEOUT`` s after the fall, or is not still standing 1 s later.
 
-    PYTHONPATH=. python bench/bench_nao_getup.py --trials 20 [--types 0 1 2 3 4]
-        [--directions front back] [--fast] [--seed 1]
+    PYTHONPATH=. python bench/bench_nao_getup.py --fast --trials 20 [--types 0 1 2 3 4]
+        [--directions front back] [--seed 1] [-v]
+    PYTHONPATH=. python bench/bench_nao_getup.py --fast --stand 60     # stand test only
 
 ``--fast`` runs the server with ``SIMSPARK_SYNC=1 SIMSPARK_REALTIME=0`` (flat out; the
-agent sets the pace); without it the server runs in real time as in a match.
+agent sets the pace); without it the server runs in real time as in a match. Set
+``ROS_DOMAIN_ID`` (default 87) and ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``.
+``--own-loop`` is a search aid: no player process, our own loop here (ServerLink + skill
+engine + fall detector + P controller at the config gain), much faster.
 """
 
 from __future__ import annotations
@@ -407,6 +416,282 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
         ctrl.on_cycle = None
 
 
+# ----------------------------------------------------------------------------- through the graph
+
+TEAM = 'Bench'
+#: Torso height (m) at which the trainer puts the robot back on its feet (a standing Nao: ~0.35).
+PLACE_Z = 0.36
+
+
+def default_domain_id() -> int:
+    """ROS domain for the bench: ``ROS_DOMAIN_ID`` if set, else 87."""
+    return int(os.environ.get('ROS_DOMAIN_ID') or 87)
+
+
+class GraphRig:
+    """The real player process (``python -m robocup3d_strategy.player --server simspark``) on a
+    server, watched and steered from outside: the trainer places the robot and is the ground
+    truth; a ROS node in this process reads ``motion_state`` and knocks the robot over by
+    publishing a falling pose on ``joint_targets`` (cleared as soon as the fall is reported).
+
+    Time is the server's game time (the trainer keeps the server in ``PlayOn``, where it runs
+    and no beam can stand the robot up).
+    """
+
+    def __init__(self, sim: Sim, robot_type: int, domain_id: int, unum: int = 1) -> None:
+        self.sim, self.robot_type, self.unum, self.domain_id = sim, robot_type, unum, domain_id
+        self.robot = nao(robot_type)
+        self.proc: subprocess.Popen | None = None
+        self.state: dict = {}
+        self.falls: list[tuple[float, str]] = []  # (game time, direction) of each fallen report
+        self._node = self._executor = self._context = self._pub = None
+
+    # -- life cycle
+    def start(self, timeout: float = 60.0) -> None:
+        env = dict(os.environ)
+        env.update(
+            PYTHONPATH=os.pathsep.join(p for p in (str(REPO), env.get('PYTHONPATH', '')) if p),
+            ROS_DOMAIN_ID=str(self.domain_id),
+            ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+        )
+        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'simspark', '--host', '127.0.0.1']
+        cmd += ['--port', str(self.sim.agent_port), '--team', TEAM, '--unum', str(self.unum)]
+        cmd += ['--type', str(self.robot_type), '--no-raw']
+        with open(self.sim.cwd / 'player.log', 'ab') as out:
+            self.proc = subprocess.Popen(
+                cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self._ros_up()
+        if not self.spin_until(lambda: bool(self.state) and self.sim.trainer.state.team_left == TEAM, timeout):
+            raise RuntimeError(f'player did not come up:\n{self.player_log()}')
+        self.sim.trainer.set_play_mode('PlayOn')
+
+    def close(self) -> None:
+        if self._executor is not None:
+            import rclpy  # noqa: PLC0415
+
+            self._executor.shutdown()
+            self._node.destroy_node()
+            rclpy.shutdown(context=self._context)
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def player_log(self) -> str:
+        log = self.sim.cwd / 'player.log'
+        return log.read_text(errors='replace')[-3000:] if log.exists() else ''
+
+    def _ros_up(self) -> None:
+        import json  # noqa: PLC0415
+
+        import rclpy  # noqa: PLC0415
+        from rclpy.context import Context  # noqa: PLC0415
+        from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
+        from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: PLC0415
+        from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
+        from sensor_msgs.msg import JointState  # noqa: PLC0415
+        from std_msgs.msg import String  # noqa: PLC0415
+
+        self._context = Context()
+        rclpy.init(context=self._context, domain_id=self.domain_id, signal_handler_options=SignalHandlerOptions.NO)
+        self._node = rclpy.create_node(f'bench_nao_getup_{os.getpid()}', context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self._node)
+        ns = f'/{TEAM}/p{self.unum}'
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+        def on_state(msg: String) -> None:
+            st = json.loads(msg.data)
+            if st.get('fallen') and not self.state.get('fallen'):
+                self.falls.append((self.now, st.get('direction', '')))
+            self.state = st
+
+        self._node.create_subscription(String, f'{ns}/motion_state', on_state, latched)
+        self._pub = self._node.create_publisher(JointState, f'{ns}/joint_targets', 1)
+        self._JointState = JointState
+
+    # -- io
+    @property
+    def now(self) -> float:
+        """Server game time (s)."""
+        return self.sim.trainer.state.game_time
+
+    def pump(self, timeout: float = 0.005) -> None:
+        """Drain the monitor stream and handle ROS messages once."""
+        self.sim.poll()
+        self._executor.spin_once(timeout_sec=timeout)
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f'player process exited ({self.proc.returncode}):\n{self.player_log()}')
+
+    def spin_until(self, pred: Callable[[], bool], timeout: float) -> bool:
+        """Pump until ``pred()`` or ``timeout`` wall seconds."""
+        deadline = time.monotonic() + timeout
+        while not pred():
+            if time.monotonic() > deadline:
+                return False
+            self.pump()
+        return True
+
+    def run_for(self, seconds: float, wall_timeout: float = 120.0) -> None:
+        """Pump for ``seconds`` of game time."""
+        t_end = self.now + seconds
+        if not self.spin_until(lambda: self.now >= t_end, wall_timeout):
+            raise RuntimeError(f'game time stuck at {self.now:.2f} (play mode {self.sim.trainer.state.play_mode})')
+
+    def truth(self, wall_timeout: float = 10.0) -> Torso | None:
+        """The torso pose from a freshly requested full monitor state."""
+        self.sim.request_state()
+        if not self.spin_until(lambda: bool(self.sim.full_state), wall_timeout):
+            return None
+        return torsos(self.sim.full_state).get(('Left', self.unum))
+
+    def set_targets(self, targets_deg: dict[str, float]) -> None:
+        """Publish stand targets (deg) on ``joint_targets``; ``{}`` goes back to the hold pose."""
+        names = list(targets_deg)
+        self._pub.publish(self._JointState(name=names, position=[targets_deg[n] * _D2R for n in names]))
+
+    # -- trials
+    def place(self, x: float, y: float, theta: float, tries: int = 6) -> bool:
+        """Put the robot on its feet (trainer) and wait until it stands still, not getting up."""
+        trainer = self.sim.trainer
+        trainer.set_time(0.0)  # keep clear of half time (and the beams of the kick-off after it)
+        trainer.set_play_mode('PlayOn')
+        self.run_for(0.1)
+        for _ in range(tries):
+            # A get-up still running would throw the robot over again: hold it on its feet until it ends.
+            for _ in range(200):
+                trainer.move_agent(self.unum, 'Left', x, y, PLACE_Z, theta)
+                self.run_for(0.1)
+                if not self.state.get('getup'):
+                    break
+            self.run_for(1.5)
+            tor = self.truth()
+            if tor is not None and tor.upright and not self.state.get('fallen') and not self.state.get('getup'):
+                return True
+        return False
+
+
+def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
+    """Knock the player over ``direction`` and time its get-up (as :func:`run_trial`, through the graph)."""
+    trial = Trial(rig.robot_type, direction)
+    if not rig.place(rng.uniform(-8, -2), rng.uniform(-5, 5), rng.uniform(-180, 180)):
+        trial.note = 'could not be put on its feet'
+        return trial
+    getups0 = rig.state.get('getups', 0)
+    rig.falls.clear()
+    rig.set_targets(KNOCK_DEG[direction])
+    t0 = rig.now
+    try:
+        if not rig.spin_until(lambda: bool(rig.falls) or rig.now - t0 > 4.0, 60.0) or not rig.falls:
+            trial.note = 'did not fall'
+            return trial
+    finally:
+        rig.set_targets({})
+    t_fall, trial.detected = rig.falls[0]
+    upright_since: float | None = None
+    next_truth = t_fall
+    while rig.now - t_fall < TIMEOUT:
+        rig.pump()
+        if rig.now < next_truth:
+            continue
+        next_truth = rig.now + 0.1
+        t = rig.now
+        tor = rig.truth()
+        if tor is not None and tor.upright and not rig.state.get('getup') and not rig.state.get('fallen'):
+            upright_since = t if upright_since is None else upright_since
+            if t - upright_since >= HOLD:
+                break
+        else:
+            upright_since = None
+    if upright_since is None or rig.now - t_fall >= TIMEOUT:
+        tor = rig.truth()
+        trial.note = (
+            f'not upright after {TIMEOUT:.0f} s (torso z={tor.pos[2]:.2f} up={tor.up[2]:.2f}, '
+            f'{rig.state.get("getups", 0) - getups0} get-ups)'
+            if tor
+            else 'no truth'
+        )
+        return trial
+    trial.time_to_upright = upright_since - t_fall
+    rig.run_for(1.0)
+    tor = rig.truth()
+    trial.success = bool(tor and tor.upright)
+    if not trial.success:
+        trial.note = 'fell again after getting up'
+    return trial
+
+
+@contextlib.contextmanager
+def graph(robot_type: int, fast: bool, domain_id: int | None = None) -> Iterator[GraphRig]:
+    """A server, the player process of ``robot_type`` and the watching node; all stopped afterwards."""
+    with simspark(fast) as sim:
+        rig = GraphRig(sim, robot_type, default_domain_id() if domain_id is None else domain_id)
+        try:
+            rig.start()
+            yield rig
+        finally:
+            rig.close()
+
+
+def run_type_graph(
+    robot_type: int, directions: list[str], trials: int, fast: bool, seed: int, verbose: bool = False
+) -> list[Trial]:
+    rng = random.Random(seed * 100 + robot_type)
+    out: list[Trial] = []
+    with graph(robot_type, fast) as rig:
+        for direction in directions:
+            for i in range(trials):
+                tr = run_graph_trial(rig, direction, rng)
+                out.append(tr)
+                if verbose:
+                    _print_trial(tr, i)
+    return out
+
+
+@dataclass
+class StandResult:
+    robot_type: int
+    seconds: float  # game time watched
+    falls: int  # falls the motion node reported
+    samples: int  # ground-truth samples (one a second)
+    not_upright: int  # samples in which the torso was not upright
+    lowest: Torso | None  # the sample with the lowest torso
+    final: Torso | None
+
+    @property
+    def ok(self) -> bool:
+        return self.falls == 0 and self.not_upright == 0 and self.final is not None and self.final.upright
+
+
+def stand_graph(robot_type: int, seconds: float = 60.0, fast: bool = True) -> StandResult:
+    """The player process stands for ``seconds`` of game time; ground truth sampled every second."""
+    with graph(robot_type, fast) as rig:
+        if not rig.place(-4.0, 0.0, 0.0):
+            return StandResult(robot_type, 0.0, 0, 0, 0, None, rig.truth())
+        getups0, t0 = rig.state.get('getups', 0), rig.now
+        rig.falls.clear()
+        seen: list[Torso] = []
+        while rig.now - t0 < seconds:
+            rig.run_for(1.0)
+            tor = rig.truth()
+            if tor is not None:
+                seen.append(tor)
+        falls = max(len(rig.falls), rig.state.get('getups', 0) - getups0)
+        lowest = min(seen, key=lambda tor: tor.pos[2], default=None)
+        bad = sum(not tor.upright for tor in seen)
+        return StandResult(robot_type, rig.now - t0, falls, len(seen), bad, lowest, rig.truth())
+
+
+def _print_trial(tr: Trial, i: int) -> None:
+    tt = f'{tr.time_to_upright:.2f}s' if tr.time_to_upright is not None else '-'
+    print(
+        f'  type {tr.robot_type} {tr.direction:5s} #{i + 1:2d}: detected={tr.detected or "-":5s} '
+        f'{"ok  " if tr.success else "FAIL"} {tt} {tr.note}',
+        flush=True,
+    )
+
+
 def percentile(values: list[float], q: float) -> float:
     s = sorted(values)
     if not s:
@@ -433,12 +718,7 @@ def run_type(
                     tr = run_trial(sim, ctrl, direction, rng)
                     out.append(tr)
                     if verbose:
-                        tt = f'{tr.time_to_upright:.2f}s' if tr.time_to_upright is not None else '-'
-                        print(
-                            f'  type {robot_type} {direction:5s} #{i + 1:2d}: detected={tr.detected or "-":5s} '
-                            f'{"ok  " if tr.success else "FAIL"} {tt} {tr.note}',
-                            flush=True,
-                        )
+                        _print_trial(tr, i)
         finally:
             agent.close()
     return out
@@ -472,17 +752,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--types', type=int, nargs='+', default=[0, 1, 2, 3, 4])
     ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=['front', 'back'])
     ap.add_argument('--fast', action='store_true', help='SIMSPARK_SYNC=1 SIMSPARK_REALTIME=0')
+    ap.add_argument('--own-loop', action='store_true', help='search aid: our own loop instead of the player process')
+    ap.add_argument('--stand', type=float, metavar='S', help='only the stand test: S s of game time per type')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('-v', '--verbose', action='store_true')
     args = ap.parse_args(argv)
+    if args.stand:
+        ok = True
+        for t in args.types:
+            r = stand_graph(t, args.stand, args.fast)
+            ok &= r.ok
+            low = f'z={r.lowest.pos[2]:.2f} up={r.lowest.up[2]:.2f}' if r.lowest else '-'
+            fin = f'z={r.final.pos[2]:.2f} up={r.final.up[2]:.2f}' if r.final else '-'
+            print(
+                f'type {t}: {"stands" if r.ok else "FAILS"} {r.seconds:.0f} s, falls {r.falls}, '
+                f'lowest torso {low}, final {fin}',
+                flush=True,
+            )
+        return 0 if ok else 1
     results: list[Trial] = []
+    run = run_type if args.own_loop else run_type_graph
     for t in args.types:
         t0 = time.monotonic()
-        results += run_type(t, args.directions, args.trials, args.fast, args.seed, args.verbose)
+        results += run(t, args.directions, args.trials, args.fast, args.seed, args.verbose)
         print(f'type {t} done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print(
-        f'upright = monitor scene-graph torso z >= {UPRIGHT_Z} m and tilt <= 25 deg, held {HOLD} s; '
-        f'time from fall detection (IMU) to the start of that hold'
+        f'{"own loop" if args.own_loop else "player process"}; upright = monitor scene-graph torso z >= '
+        f'{UPRIGHT_Z} m and tilt <= 25 deg, held {HOLD} s; time from the fall report (IMU) to the start of that hold'
     )
     print(table(results))
     return 0 if all(r.success for r in results) else 1

@@ -149,8 +149,7 @@ class WalkEngine:
         """Stand still in the walk stance, both feet down; the next step starts afresh."""
         self.feet = {'l': _Foot(), 'r': _Foot()}
         self.speed = (0.0, 0.0, 0.0)  # per-second velocity of the current step
-        self.support = 'r'  # the first step swings the left foot... unless chosen otherwise
-        self.phase = 0.0
+        self.support = 'r'  # the side carrying the robot in this step
         self.walking = False
         self.t_in_step = 0.0
         self._start = {s: (0.0, 0.0, 0.0) for s in 'lr'}
@@ -258,11 +257,11 @@ class WalkEngine:
             f = self.feet[s]
             f.x, f.y, f.yaw, f.z = x, y, yaw, 0.0
 
-    def _feet_now(self) -> tuple[dict[str, _Foot], float, float]:
-        """Foot offsets at this instant, and the sway (y) and forward (x) body shifts."""
+    def _feet_now(self) -> tuple[dict[str, _Foot], float]:
+        """Foot offsets at this instant, and the sideways sway of the body."""
         p = self.params
         if not self.walking:
-            return self.feet, 0.0, 0.0
+            return self.feet, 0.0
         t, per = self.t_in_step, p.period
         phase = min(1.0, t / per)
         ds = p.double_support
@@ -281,11 +280,11 @@ class WalkEngine:
         feet[swing] = _Foot(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift)
         shape = (1.0 - math.cosh(u) / math.cosh(self._half)) / (1.0 - 1.0 / math.cosh(self._half))
         sway = (1.0 if self.support == 'l' else -1.0) * p.sway * shape
-        return feet, sway, 0.0
+        return feet, sway
 
     def _targets(self, gyro: tuple[float, float, float] | None, pitch: float) -> dict[str, float]:
         p = self.params
-        feet, sway, _ = self._feet_now()
+        feet, sway = self._feet_now()
         lean = p.torso_pitch
         shift_x = p.tilt_pitch * (pitch - lean) if math.isfinite(pitch) else 0.0
         c, s = math.cos(lean), math.sin(lean)
