@@ -67,6 +67,7 @@ class WalkParams:
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
     ramp: float = 0.6  # s to blend into the walk stance from the current pose (too fast a crouch tips it over)
+    heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
@@ -157,6 +158,7 @@ class WalkEngine:
         self.blend = 0.0
         self.steps = 0
         self.last: dict[str, float] = {}
+        self.heading_error = 0.0  # rad turned (gyro) since the command last asked for a turn
 
     # -- command
     def set_command(self, vx: float, vy: float, wz: float) -> None:
@@ -186,6 +188,8 @@ class WalkEngine:
         """Choose the next step at a step boundary (support swaps)."""
         p = self.params
         cx, cy, cw = self.command
+        if cw == 0.0 and (cx or cy) and self.walking:  # hold the heading: steer against the gyro's drift
+            cw = _limit(-p.heading_gain * self.heading_error, -p.max_wz, p.max_wz)
         sx, sy, sw = self.speed
         sx += _limit(cx - sx, -p.accel_x, p.accel_x)
         sy += _limit(cy - sy, -p.accel_y, p.accel_y)
@@ -235,6 +239,10 @@ class WalkEngine:
         p = self.params
         if self.blend < 1.0:
             self.blend = min(1.0, self.blend + dt / max(p.ramp, 1e-6))
+        if gyro is not None and self.walking and self.command[2] == 0.0:
+            self.heading_error += gyro[2] * dt
+        elif self.command[2] != 0.0 or not self.walking:
+            self.heading_error = 0.0
         if self.walking:
             self.t_in_step += dt
             swing = 'l' if self.support == 'r' else 'r'
