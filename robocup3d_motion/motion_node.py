@@ -43,6 +43,7 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
 from robocup3d_motion.balance import BalanceController, balance_settings
+from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
@@ -110,8 +111,8 @@ class MotionCore:
         self.error = ''
         self.getups = 0
         self._pause_until = -math.inf
-        self._last_imu_t: float | None = None
-        self._last_t: float | None = None
+        self._imu_clock = CycleClock()
+        self._clock = CycleClock()
         # the walk: parameter sets from config/walk.yaml (none: the robot does not walk)
         walk_key = f'nao{robot.robot_type}' if robot.server == 'simspark' else robot.name
         self.walk_sets, self.walk_set = walk_sets(walk_cfg or {}, walk_key)
@@ -135,16 +136,15 @@ class MotionCore:
         wall: float,
         forces: dict | None = None,
     ) -> None:
-        dt = 0.02 if self._last_imu_t is None else min(max(t - self._last_imu_t, 0.0), 0.1)
-        self._last_imu_t = t
+        dt = self._imu_clock.step(t)
         if not all(math.isfinite(v) for v in (*gyro, *accel)):
             self.error = 'imu: non-finite reading ignored'
             return
         self.gyro = gyro
         if isinstance(self.fall, NaoFallDetector):
-            self.state = self.fall.update(gyro, accel, dt or 0.02, forces)
+            self.state = self.fall.update(gyro, accel, dt, forces)
         else:
-            self.state = self.fall.update(gyro, accel, dt or 0.02)
+            self.state = self.fall.update(gyro, accel, dt)
         self.last_imu_wall = wall
 
     def request(self, text: str) -> str:
@@ -213,8 +213,7 @@ class MotionCore:
     # -- one cycle
     def step(self, t: float, measured: dict[str, float], wall: float) -> dict[str, float]:
         """Target angles (rad) for this cycle."""
-        dt = 0.02 if self._last_t is None else min(max(t - self._last_t, 0.0), 0.1)
-        self._last_t = t
+        dt = self._clock.step(t)
         self.imu_ok = self.last_imu_wall is not None and wall - self.last_imu_wall <= self.imu_timeout
         if not self.imu_ok:
             # No IMU: no balance, no fall handling; keep playing a running skill, else hold still.

@@ -257,3 +257,24 @@ def test_core_interrupts_the_walk_on_a_fall_and_resumes_after() -> None:
         core.set_velocity(0.3, 0.0, 0.0, wall=t)
         _cycle(core, t, _Imu.upright())
     assert not core.state.fallen and core.skill == 'walk' and core.walk.walking
+
+
+# -- server time stamps
+
+
+def test_cycle_clock_recovers_whole_cycles_from_truncated_stamps() -> None:
+    from robocup3d_motion.cycle_clock import CycleClock  # noqa: PLC0415
+
+    clock = CycleClock()
+    # RCSSServerMJ's stamps: 5 ms float steps truncated to two decimals (as captured on the wire)
+    t, stamps = 0.0, []
+    for _ in range(400):
+        for _ in range(4):
+            t += 0.005
+        stamps.append(int(t * 100) / 100.0)
+    assert {round(b - a, 3) for a, b in pairwise(stamps)} > {0.02}  # the raw differences jitter
+    steps = [clock.step(s) for s in stamps]
+    assert all(s == pytest.approx(0.02) for s in steps)
+    assert clock.step(stamps[-1] + 0.06) == pytest.approx(0.06)  # two missed cycles
+    assert clock.step(0.5) == pytest.approx(0.02)  # time went back (a restarted server): start again
+    assert clock.step(0.52) == pytest.approx(0.02)
