@@ -1,7 +1,9 @@
 """Joint control: turn target angles into what each server's motors take.
 
-* rcssserver3d: hinge velocities. A P controller, ``v = kp * (target - angle)``,
-  clamped to the joint's speed limit.
+* rcssserver3d: hinge velocities. A P controller, ``v = kp * (target - angle)``, plus
+  the target's own velocity ``(target - previous target) / 0.02 s`` while the target moves
+  smoothly (it changed the cycle before too, by no more than the joint can follow; a step
+  change, such as a new keyframe, gets no feed-forward), clamped to the joint's speed limit.
 * RCSSServerMJ: the server runs a PD loop itself; we send the target angle with
   ``kp``/``kd`` gains (and zero target velocity and feed-forward torque).
 """
@@ -17,6 +19,7 @@ from robocup3d_motion.robots import RobotSpec
 __all__ = ['ControlSettings', 'JointController', 'JointTargets', 'control_settings']
 
 _D2R = math.pi / 180.0
+SIMSPARK_CYCLE = 0.02  # s between commands on rcssserver3d
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,10 @@ class JointController:
         self._limits = [
             (robot.by_name[n].lower, robot.by_name[n].upper, robot.by_name[n].max_speed) for n in self._names
         ]
+        #: rcssserver3d: weight of the target-velocity feed-forward (0 turns it off)
+        self.feedforward = 1.0
+        self._prev_goal: dict[str, float] = {}
+        self._prev_delta: dict[str, float] = {}
 
     def command(self, targets: dict[str, float], measured: dict[str, float]) -> JointTargets:
         """Commands for every joint: towards ``targets`` (rad), hold pose where none is given."""
@@ -91,8 +98,15 @@ class JointController:
             return JointTargets(names, goal, [0.0] * len(names))
         kp = self.settings.kp
         vel = []
+        prev_goal, prev_delta, ff = self._prev_goal, self._prev_delta, self.feedforward
         for n, g, (_, _, vmax) in zip(names, goal, self._limits, strict=True):
+            last = prev_goal.get(n)
+            delta = 0.0 if last is None else g - last
+            before = prev_delta.get(n, 0.0)
+            prev_goal[n], prev_delta[n] = g, delta
             q = measured.get(n)
             v = 0.0 if q is None else kp[n] * (g - q)
+            if ff and delta * before > 0.0 and abs(delta) <= vmax * SIMSPARK_CYCLE:  # a smooth trajectory
+                v += ff * delta / SIMSPARK_CYCLE
             vel.append(min(max(v, -vmax), vmax))
         return JointTargets(names, [], vel)

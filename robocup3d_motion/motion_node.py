@@ -113,6 +113,7 @@ class MotionCore:
         self._pause_until = -math.inf
         self._imu_clock = CycleClock()
         self._clock = CycleClock()
+        self.now = 0.0  # server time of the last cycle
         # the walk: parameter sets from config/walk.yaml (none: the robot does not walk)
         walk_key = f'nao{robot.robot_type}' if robot.server == 'simspark' else robot.name
         self.walk_sets, self.walk_set = walk_sets(walk_cfg or {}, walk_key)
@@ -176,18 +177,22 @@ class MotionCore:
         self._start(name)
         return ''
 
-    def set_velocity(self, vx: float, vy: float, wz: float, wall: float) -> str:
-        """A ``cmd_vel`` command (m/s, m/s, rad/s); returns '' or why it was refused."""
+    def set_velocity(self, vx: float, vy: float, wz: float, now: float | None = None) -> str:
+        """A ``cmd_vel`` command (m/s, m/s, rad/s); returns '' or why it was refused.
+
+        ``now``: server time it counts from (default: the last cycle's). Timeouts run in
+        server time, so a server in sync mode behaves the same however loaded the machine is.
+        """
         why = self._walk_refusal('cmd_vel', (vx, vy, wz))
         if not why:
-            self.commander.set_velocity(vx, vy, wz, wall)
+            self.commander.set_velocity(vx, vy, wz, self.now if now is None else now)
         return why
 
-    def set_walk_target(self, x: float, y: float, yaw: float, wall: float) -> str:
+    def set_walk_target(self, x: float, y: float, yaw: float, now: float | None = None) -> str:
         """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
         why = self._walk_refusal('walk_target', (x, y, yaw))
         if not why:
-            self.commander.set_target(x, y, yaw, wall)
+            self.commander.set_target(x, y, yaw, self.now if now is None else now)
         return why
 
     def _walk_refusal(self, what: str, values: tuple[float, ...]) -> str:
@@ -214,6 +219,7 @@ class MotionCore:
     def step(self, t: float, measured: dict[str, float], wall: float) -> dict[str, float]:
         """Target angles (rad) for this cycle."""
         dt = self._clock.step(t)
+        self.now = t
         self.imu_ok = self.last_imu_wall is not None and wall - self.last_imu_wall <= self.imu_timeout
         if not self.imu_ok:
             # No IMU: no balance, no fall handling; keep playing a running skill, else hold still.
@@ -239,15 +245,15 @@ class MotionCore:
                 self._start(STAND)
                 if was_getup:
                     self._pause_until = t + self.getup_pause  # let the detector see the result first
-        elif self.walk is not None and self._walk_wanted(wall):
+        elif self.walk is not None and self._walk_wanted(t):
             if self.skill != WALK:
                 self._start(WALK)
-            vx, vy, wz = self.commander.velocity(wall, self.walk.params, self.walk.odometry, dt)
+            vx, vy, wz = self.commander.velocity(t, self.walk.params, self.walk.odometry, dt)
             self.walk.set_command(vx, vy, wz)
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None
             cmd = self.walk.step(dt, gyro, pitch, self.contacts, start_pose=self.last_cmd)
-            if not self.walk.moving and not self.commander.active(wall):
+            if not self.walk.moving and not self.commander.active(t):
                 self._start(STAND)
                 self._stand_from = (dict(cmd), t)
         else:
@@ -266,11 +272,11 @@ class MotionCore:
         self.last_cmd = cmd
         return cmd
 
-    def _walk_wanted(self, wall: float) -> bool:
+    def _walk_wanted(self, t: float) -> bool:
         """Walk while commanded, or until a running walk has come to rest; never while fallen."""
         if self.state.fallen and self.imu_ok:
             return False
-        return self.commander.active(wall) or (self.skill == WALK and self.walk is not None and self.walk.moving)
+        return self.commander.active(t) or (self.skill == WALK and self.walk is not None and self.walk.moving)
 
     def gains(self) -> tuple[dict[str, float], dict[str, float]]:
         """The PD gains in force: the robot's, with the running skill's overrides."""
@@ -402,7 +408,7 @@ class MotionNode(Node):
 
     def _on_cmd_vel(self, msg: Twist) -> None:
         with self._lock:
-            err = self.core.set_velocity(msg.linear.x, msg.linear.y, msg.angular.z, time.monotonic())
+            err = self.core.set_velocity(msg.linear.x, msg.linear.y, msg.angular.z)
         if err:
             self.get_logger().error(err, throttle_duration_sec=2.0)
 
@@ -415,7 +421,7 @@ class MotionNode(Node):
             self.get_logger().error(f'walk_target refused: frame {frame!r}; send it relative to base_footprint')
             return
         with self._lock:
-            err = self.core.set_walk_target(pos.x, pos.y, yaw, time.monotonic())
+            err = self.core.set_walk_target(pos.x, pos.y, yaw)
         if err:
             self.get_logger().error(err)
 

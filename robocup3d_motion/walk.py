@@ -67,6 +67,8 @@ class WalkParams:
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
     ramp: float = 0.6  # s to blend into the walk stance from the current pose (too fast a crouch tips it over)
+    turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
+    sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
     heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
@@ -212,9 +214,10 @@ class WalkEngine:
             self._start[s] = (f.x, f.y, f.yaw)
         # Support slides back by the step; swing goes half a step ahead of neutral.
         f = self.feet[self.support]
-        self._target[self.support] = (f.x - sx * t, f.y - sy * t, f.yaw - sw * t)
+        turn = sw * p.turn_scale
+        self._target[self.support] = (f.x - sx * t, f.y - sy * t, f.yaw - turn * t)
         lead = p.swing_x_lead * sx
-        self._target[swing] = (0.5 * sx * t + lead, 0.5 * sy * t, 0.5 * sw * t)
+        self._target[swing] = (0.5 * sx * t + lead, 0.5 * sy * t, 0.5 * turn * t)
         # Sideways, feet never cross: the inner foot stays on its side.
         if (swing == 'l' and sy < 0.0) or (swing == 'r' and sy > 0.0):
             self._target[swing] = (self._target[swing][0], 0.0, self._target[swing][2])
@@ -300,8 +303,9 @@ class WalkEngine:
         for side, sign in (('l', 1.0), ('r', -1.0)):
             f = feet[side]
             # sole centre in the ground frame under the torso, then into the (leaning) torso frame
-            gx = p.sole_x + f.x - shift_x
-            gy = sign * p.foot_y + f.y - sway
+            # a turned foot also moves on the circle round the torso (else turning twists the soles)
+            gx = p.sole_x - p.sole_x_back * min(self.speed[0], 0.0) + f.x - shift_x - sign * p.foot_y * math.sin(f.yaw)
+            gy = sign * p.foot_y * math.cos(f.yaw) + f.y - sway
             gz = p.sole_z + f.z
             cy, sy = math.cos(f.yaw), math.sin(f.yaw)
             rot = np.array([[c * cy, -c * sy, -s], [sy, cy, 0.0], [s * cy, -s * sy, c]])  # Ry(-lean) Rz(yaw)

@@ -1,6 +1,6 @@
 """What the walk is asked to do: a velocity (``cmd_vel``) or a pose to walk to.
 
-A velocity holds for ``timeout`` seconds (wall clock) after it arrived; then the walk
+Times are server seconds. A velocity holds for ``timeout`` seconds after it arrived; then the walk
 stops. A target pose is relative to the robot when it arrives; the commander moves it
 by the walk's own odometry (the speed the engine is stepping at) each cycle and steers
 towards it: turn towards it and walk when it is far, sidestep and turn into the final
@@ -44,20 +44,20 @@ class WalkCommander:
         self.since: float | None = None
         self.target: list[float] | None = None
 
-    def set_velocity(self, vx: float, vy: float, wz: float, wall: float) -> None:
+    def set_velocity(self, vx: float, vy: float, wz: float, now: float) -> None:
         """A velocity in the robot frame (m/s, m/s, rad/s); replaces any target."""
-        self.cmd, self.since, self.target = (vx, vy, wz), wall, None
+        self.cmd, self.since, self.target = (vx, vy, wz), now, None
 
-    def set_target(self, x: float, y: float, yaw: float, wall: float) -> None:
+    def set_target(self, x: float, y: float, yaw: float, now: float) -> None:
         """A pose relative to the robot now (m, m, rad); replaces any velocity."""
-        self.cmd, self.since, self.target = (0.0, 0.0, 0.0), wall, [x, y, _wrap(yaw)]
+        self.cmd, self.since, self.target = (0.0, 0.0, 0.0), now, [x, y, _wrap(yaw)]
 
-    def active(self, wall: float) -> bool:
+    def active(self, now: float) -> bool:
         """A command is in force."""
         if self.since is None:
             return False
         limit = self.target_timeout if self.target is not None else self.timeout
-        if wall - self.since > limit:
+        if now - self.since > limit:
             self.stop()
             return False
         return True
@@ -67,10 +67,10 @@ class WalkCommander:
         return None if self.target is None else [round(v, 3) for v in self.target]
 
     def velocity(
-        self, wall: float, params: WalkParams, speed: tuple[float, float, float], dt: float
+        self, now: float, params: WalkParams, speed: tuple[float, float, float], dt: float
     ) -> tuple[float, float, float]:
         """The velocity to command this cycle (zero when nothing is in force)."""
-        if not self.active(wall):
+        if not self.active(now):
             return (0.0, 0.0, 0.0)
         if self.target is None:
             return self.cmd

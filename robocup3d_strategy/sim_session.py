@@ -1,19 +1,25 @@
 """One robot in the running graph: a server, a player process, and an observer here.
 
 Used by ``robocup3d optimize``, ``bench/bench_walk.py`` and the live walk tests. The
-server runs in sync mode as fast as it goes (``--sync --no-realtime``); the player is the
-real ``robocup3d player`` process (bridge + motion + strategy); this process talks to it
-over DDS like any other node (``cmd_vel``, ``walk_target``, ``motion_request``) and
-reads the robot's true pose from RCSSServerMJ's torso ``pos``/``quat`` (the bridge's
-``ground_truth/pose``; scoring only, the player never uses it). The trainer (monitor
-port) starts play and places the robot.
+server runs in sync mode as fast as it goes; the player is the real ``robocup3d player``
+process (bridge + motion + strategy); this process talks to it over DDS like any other
+node (``cmd_vel``, ``walk_target``, ``motion_request``) and reads the robot's true pose
+from the server (scoring only, the player never uses it). The trainer (monitor port)
+starts play and places the robot.
 
-Only RCSSServerMJ for now: rcssserver3d's monitor scene gives torso poses too
-(:func:`robocup3d_bridge.trainer.simspark_torsos`), but not yet at every cycle.
+* RCSSServerMJ (``server='mujoco'``, robots T1/K1; ``--sync --no-realtime``): the torso
+  ``pos``/``quat`` the bridge republishes as ``ground_truth/pose``, one per cycle.
+* rcssserver3d (``server='simspark'``, the Nao of ``robot_type`` 0-4; env ``SIMSPARK_SYNC=1
+  SIMSPARK_REALTIME=0``): the trainer asks for a full scene (``reqfullstate``) as soon as
+  the last one arrived, about every cycle or two, and reads the torso from it
+  (:func:`robocup3d_bridge.trainer.simspark_torso_poses`). The clock is the game time of
+  the monitor stream, so the session keeps the server in ``PlayOn`` (and resets the game
+  time when it places the robot, clear of half time).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -26,13 +32,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
+from robocup3d_bridge.trainer import parse_monitor_message, simspark_torso_poses
 from robocup3d_strategy.ros_env import ros_environment
-from robocup3d_strategy.servers import connect_trainer, free_port, start_mujoco_server, stop_process
+from robocup3d_strategy.servers import (
+    connect_trainer,
+    free_port,
+    start_mujoco_server,
+    start_simspark_server,
+    stop_process,
+)
 
 __all__ = ['Pose', 'SimSession', 'yaw_of']
 
 REPO = Path(__file__).resolve().parents[1]
 CYCLE = 0.02  # s of server time per agent cycle
+SERVERS = ('mujoco', 'simspark')
+#: torso height (m) at which the trainer puts a robot on its feet
+PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +75,22 @@ class SimSession:
         self,
         robot: str = 'T1',
         walk_config: str | Path | None = None,
-        team: str = 'Walk',
+        team: str = '',
         unum: int = 2,
         fast: bool = True,
         log_dir: Path | None = None,
+        server: str = 'mujoco',
+        robot_type: int = 0,
     ) -> None:
+        if server not in SERVERS:
+            raise ValueError(f'server must be one of {SERVERS}, got {server!r}')
+        if server == 'simspark':
+            robot = 'nao'
+        # a team name of its own: sessions running side by side (other tests, other domains
+        # that happen to collide) never share topics
+        team = team or f'S{os.getpid() % 100000}'
         self.robot, self.team, self.unum, self.fast = robot, team, unum, fast
+        self.server_kind, self.robot_type = server, robot_type
         self.walk_config = str(walk_config) if walk_config else ''
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix='r3d_session_'))
         self.server: subprocess.Popen | None = None
@@ -72,8 +98,11 @@ class SimSession:
         self.trainer = None
         self.node = None
         self.pose: Pose | None = None
+        self.pose_seq = 0  # poses received so far
         self.cycles = 0
         self.state: dict = {}
+        self._game_time: float | None = None  # simspark: last game time seen
+        self._truth_pending = False
 
     # -- lifecycle
     def __enter__(self) -> SimSession:
@@ -86,17 +115,29 @@ class SimSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @property
+    def simspark(self) -> bool:
+        """True on rcssserver3d."""
+        return self.server_kind == 'simspark'
+
     def start(self) -> SimSession:
         env = ros_environment()
         # rclpy in this process must join the same (local, per-run) domain
         os.environ.update({k: env[k] for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')})
         env['PYTHONPATH'] = str(REPO) + os.pathsep + env.get('PYTHONPATH', '')
         aport, mport = free_port(), free_port()
-        extra = ['--sync', '--no-realtime'] if self.fast else []
-        self.server = start_mujoco_server(self.log_dir / 'server', aport, mport, extra, env=env)
-        self.trainer = connect_trainer(mport, Dialect.MUJOCO)
-        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'mujoco', '--port', str(aport)]
-        cmd += ['--team', self.team, '--unum', str(self.unum), '--robot', self.robot, '--no-raw']
+        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', self.server_kind, '--port', str(aport)]
+        cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw']
+        if self.simspark:
+            senv = dict(env, SIMSPARK_SYNC='1', SIMSPARK_REALTIME='0') if self.fast else env
+            self.server = start_simspark_server(self.log_dir / 'server', aport, mport, env=senv)
+            self.trainer = connect_trainer(mport, Dialect.SIMSPARK, timeout=30.0)
+            cmd += ['--host', '127.0.0.1', '--type', str(self.robot_type)]
+        else:
+            extra = ['--sync', '--no-realtime'] if self.fast else []
+            self.server = start_mujoco_server(self.log_dir / 'server', aport, mport, extra, env=env)
+            self.trainer = connect_trainer(mport, Dialect.MUJOCO)
+            cmd += ['--robot', self.robot]
         if self.walk_config:
             cmd += ['--walk-config', self.walk_config]
         with open(self.log_dir / 'player.log', 'ab') as out:
@@ -104,8 +145,17 @@ class SimSession:
                 cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         self._ros()
-        self.spin_until(lambda: self.pose is not None, 60.0, 'no ground_truth/pose from the player')
-        self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
+        if self.simspark:
+            trainer = self.trainer
+            self.spin_until(
+                lambda: bool(self.state) and trainer.state.team_left == self.team, 90.0, 'the player did not come up'
+            )
+            trainer.set_time(0.0)
+            trainer.set_play_mode('PlayOn')  # the game clock runs (our cycle count) and nobody beams
+            self.spin_until(lambda: self.pose is not None, 60.0, 'no torso pose in the monitor stream')
+        else:
+            self.spin_until(lambda: self.pose is not None, 60.0, 'no ground_truth/pose from the player')
+            self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
         self.wait_cycles(25)
         return self
 
@@ -121,7 +171,8 @@ class SimSession:
             rclpy.init(args=[])
         self.node = rclpy.create_node('sim_session')
         ns = f'/{self.team}/p{self.unum}'
-        self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
+        if not self.simspark:
+            self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
         self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
         self.pub_cmd = self.node.create_publisher(Twist, f'{ns}/cmd_vel', 1)
         self.pub_target = self.node.create_publisher(PoseStamped, f'{ns}/walk_target', 1)
@@ -140,7 +191,7 @@ class SimSession:
             if self.trainer is not None:
                 self.trainer.close()
             if self.server is not None:
-                stop_process(self.server)
+                stop_process(self.server, timeout=0.0 if self.simspark else 5.0)  # rcssserver3d ignores SIGTERM
 
     # -- inputs
     def _on_pose(self, msg: object) -> None:
@@ -148,6 +199,29 @@ class SimSession:
         self.cycles += 1
         up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
         self.pose = Pose(self.cycles * CYCLE, p.x, p.y, p.z, yaw_of(o.w, o.x, o.y, o.z), up)
+        self.pose_seq += 1
+
+    def _poll_simspark(self) -> None:
+        """Read the rcssserver3d monitor stream: game time (cycles) and requested full scenes (pose)."""
+        trainer = self.trainer
+        for msg in trainer.link.receive(0.0):
+            with contextlib.suppress(ValueError):
+                parse_monitor_message(msg, Dialect.SIMSPARK, trainer.state)
+            gt = trainer.state.game_time
+            if self._game_time is None or gt != self._game_time:
+                step = round((gt - self._game_time) / CYCLE) if self._game_time is not None else 0
+                self.cycles += step if step > 0 else 1  # the clock was reset (or stands): one cycle
+                self._game_time = gt
+            if self._truth_pending and b'(RSG ' in msg[:4000]:
+                self._truth_pending = False
+                torso = simspark_torso_poses(msg).get(('Left', self.unum))
+                if torso is not None:
+                    (x, y, z), up, yaw = torso
+                    self.pose = Pose(self.cycles * CYCLE, x, y, z, yaw, up[2])
+                    self.pose_seq += 1
+        if not self._truth_pending:
+            trainer.request_full_state()
+            self._truth_pending = True
 
     def _on_state(self, msg: object) -> None:
         try:
@@ -159,8 +233,12 @@ class SimSession:
         """Spin until ``pred()``; raise ``TimeoutError(what)`` (or return False) after ``timeout`` s."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            self._rclpy.spin_once(self.node, timeout_sec=0.01)
-            self.trainer.poll(0.0)
+            if self.simspark:
+                self._rclpy.spin_once(self.node, timeout_sec=0.001)
+                self._poll_simspark()
+            else:
+                self._rclpy.spin_once(self.node, timeout_sec=0.01)
+                self.trainer.poll(0.0)
             if pred():
                 return True
             if self.player is not None and self.player.poll() is not None:
@@ -196,12 +274,41 @@ class SimSession:
 
     def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 75) -> None:
         """Put the robot upright at (x, y) facing ``yaw`` (trainer) and let it stand."""
-        z = {'T1': 0.68, 'K1': 0.57}.get(self.robot, 0.7)
+        z = PLACE_Z.get(self.robot, 0.7)
+        # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
+        self.request('stand')
+        self.spin_until(lambda: self.state.get('skill') == 'stand' and not self.state.get('fallen'), 5.0)
+        if self.simspark:
+            self._place_simspark(x, y, yaw, z, settle_cycles)
+            return
         w, qz = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
         self.trainer.send(
             f'(agent (unum {self.unum}) (team {self.team}) (move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} 0 0 {qz:.6f}))'
         )
         self.wait_cycles(settle_cycles)
+
+    def _place_simspark(self, x: float, y: float, yaw: float, z: float, settle_cycles: int) -> None:
+        """Hold the Nao on its feet until no get-up runs, then let it settle (game clock reset to 0)."""
+        trainer = self.trainer
+        trainer.set_time(0.0)  # clear of half time
+        trainer.set_play_mode('PlayOn')
+        for _ in range(100):  # let a running walk come to rest first (a set switch starts afresh)
+            if not self.state.get('walk', {}).get('moving'):
+                break
+            self.velocity(0.0)
+            self.wait_cycles(5)
+        for _ in range(4):
+            for _ in range(100):  # a get-up still running would throw it over again
+                trainer.move_agent(self.unum, 'Left', x, y, z, math.degrees(yaw) - 90.0)  # it faces theta + 90
+                self.wait_cycles(5)
+                if not self.state.get('getup') and not self.state.get('fallen'):
+                    break
+            self.wait_cycles(settle_cycles)
+            seq = self.pose_seq
+            self.spin_until(lambda seq=seq: self.pose_seq > seq, 30.0, 'no torso pose in the monitor stream')
+            assert self.pose is not None
+            if self.pose.up > 0.9 and not self.state.get('fallen') and not self.state.get('getup'):
+                return
 
     def drive(
         self, seconds: float, command: Callable[[float], tuple[float, float, float]], fallen_up: float = 0.5
@@ -216,7 +323,8 @@ class SimSession:
         while (self.cycles - start) * CYCLE < seconds:
             t = (self.cycles - start) * CYCLE
             self.velocity(*command(t))
-            self.wait_cycles(1)
+            seq = self.pose_seq  # one pose per cycle (RCSSServerMJ) or every cycle or two (rcssserver3d)
+            self.spin_until(lambda seq=seq: self.pose_seq > seq, 60.0, 'pose stream stopped')
             assert self.pose is not None
             trajectory.append(self.pose)
             if self.pose.up < fallen_up:

@@ -1,7 +1,8 @@
 """Walk tasks run through the graph and scored from the server's ground truth.
 
 Each task drives ``cmd_vel`` of one player in a :class:`~robocup3d_strategy.sim_session.SimSession`
-and measures what the robot really did (torso ``pos``/``quat`` from RCSSServerMJ):
+and measures what the robot really did (the torso's ground truth from the server: RCSSServerMJ's
+``pos``/``quat``, rcssserver3d's monitor scene):
 
 * ``forward`` / ``sideways`` / ``turn``: one velocity from standstill for ``seconds``;
   speed = displacement (along the start heading / across it) or heading change per second;
@@ -9,8 +10,9 @@ and measures what the robot really did (torso ``pos``/``quat`` from RCSSServerMJ
 * ``random``: a seeded course of random commands changing every 1-3 s; a fall is counted,
   the robot is put upright again and the course goes on; reports falls per 100 m.
 
-``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward --speed 0.6`` prints
-the result as JSON (the optimizer runs candidates this way, one process each).
+``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward --speed 0.6`` (or
+``--server simspark --type 0`` for a Nao on rcssserver3d) prints the result as JSON (the
+optimizer runs candidates this way, one process each).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from robocup3d_strategy.sim_session import Pose, SimSession
+from robocup3d_strategy.sim_session import CYCLE, SERVERS, Pose, SimSession
 
 __all__ = ['TASKS', 'TaskResult', 'run_task']
 
@@ -94,18 +96,38 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
 
 
 def _square(session: SimSession, start: Pose, speed: float, side: float) -> TaskResult:
-    """Walk ``side`` m, turn left 90 degrees, four times (commands by time, no feedback)."""
+    """Walk a square of ``side`` m anticlockwise, turning at each corner to face the next side (3 turns).
+
+    A coach (this harness, which knows the true pose the player does not) sends the
+    next corner as a ``walk_target`` relative to the robot every half second, with the
+    heading of the next side: the player's walk-to-pose does the rest (walk at it,
+    turn into the heading near it). ``speed`` limits the walk (``walk_set`` is not changed).
+    """
     traj: list[Pose] = []
     corners = []
-    turn_rate = 0.5  # rad/s
-    for _ in range(4):
-        for seconds, cmd in ((side / speed, (speed, 0.0, 0.0)), ((math.pi / 2) / turn_rate, (0.0, 0.0, turn_rate))):
-            part = session.drive(seconds, _constant(cmd))
-            traj += part
-            if part and part[-1].up < 0.5:
-                return _measure('square', traj, start, True)
+    c, s = math.cos(start.yaw), math.sin(start.yaw)
+    for k, (cx, cy) in enumerate(((side, 0.0), (side, side), (0.0, side), (0.0, 0.0))):
+        goal = (start.x + c * cx - s * cy, start.y + s * cx + c * cy)
+        heading = start.yaw + min(k + 1, 3) * math.pi / 2  # turn at three corners, stop at the last
+        deadline = session.cycles + int((side / max(speed, 0.05) * 3 + 15.0) / 0.02)
+        while session.cycles < deadline:
+            p = session.pose
+            dx, dy = goal[0] - p.x, goal[1] - p.y
+            cr, sr = math.cos(p.yaw), math.sin(p.yaw)
+            err = math.atan2(math.sin(heading - p.yaw), math.cos(heading - p.yaw))
+            if math.hypot(dx, dy) < 0.25 and abs(err) < 0.3:
+                break
+            session.walk_to(cr * dx + sr * dy, -sr * dx + cr * dy, err)
+            for _ in range(25):
+                session.wait_cycles(1)
+                traj.append(session.pose)
+                if session.pose.up < 0.5:
+                    return _measure('square', traj, start, True)
         corners.append(asdict(traj[-1]))
-    traj += session.drive(1.0, _constant((0.0, 0.0, 0.0)))
+    session.velocity(0.0, 0.0, 0.0)
+    for _ in range(50):
+        session.wait_cycles(1)
+        traj.append(session.pose)
     result = _measure('square', traj, start, traj[-1].up < 0.5)
     result.extra['corners'] = corners
     result.extra['closure_m'] = math.hypot(traj[-1].x - start.x, traj[-1].y - start.y)
@@ -113,24 +135,32 @@ def _square(session: SimSession, start: Pose, speed: float, side: float) -> Task
 
 
 def _random_course(session: SimSession, start: Pose, seconds: float, seed: int) -> TaskResult:
-    """Random commands (seeded) for ``seconds``; falls are counted and the robot is set upright again."""
+    """Random commands (seeded) for ``seconds``; falls are counted and the robot is set upright again.
+
+    Path and turn are summed over the walking only (not the trainer's moves after a fall).
+    """
     rng = random.Random(seed)
-    traj: list[Pose] = []
-    falls, t = 0, 0.0
+    falls, t, path, turned = 0, 0.0, 0.0, 0.0
+    walked = 0.0
+    origin = start
     while t < seconds:
         hold = rng.uniform(1.0, 3.0)
         cmd = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
+        c0 = session.cycles
         part = session.drive(min(hold, seconds - t), _constant(cmd))
-        traj += part
-        t += len(part) * 0.02
-        if part and part[-1].up < 0.5:
+        t += (session.cycles - c0) * CYCLE
+        if not part:
+            continue
+        m = _measure('random', part, origin, False)
+        path, turned, walked = path + m.path, turned + m.turned, walked + m.seconds
+        origin = part[-1]
+        if part[-1].up < 0.5:
             falls += 1
             session.place(*START)
             assert session.pose is not None
-            traj.append(session.pose)
-    result = _measure('random', traj, start, False)
-    result.falls = falls
-    return result
+            origin = session.pose
+    end = session.pose or start
+    return TaskResult('random', walked, falls, 0.0, 0.0, turned, path, {'end': asdict(end), 'commanded_s': t})
 
 
 TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
@@ -139,19 +169,32 @@ TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
 def main(argv: list[str] | None = None) -> int:
     """Run one task in a fresh session and print its result as JSON."""
     ap = argparse.ArgumentParser(prog='python -m robocup3d_strategy.walk_tasks', description=__doc__.split('\n')[0])
-    ap.add_argument('--robot', default='T1')
+    ap.add_argument('--server', choices=SERVERS, default='mujoco')
+    ap.add_argument('--robot', default='T1', help='T1 or K1 (mujoco); simspark always runs the Nao')
+    ap.add_argument('--type', dest='robot_type', type=int, default=0, help='Nao type 0-4 (simspark)')
     ap.add_argument('--task', choices=TASKS, default='forward')
     ap.add_argument('--speed', type=float, default=0.0, help='command (m/s or rad/s); 0: as fast as the set allows')
     ap.add_argument('--seconds', type=float, default=10.0, help='task length (square: side length in m)')
     ap.add_argument('--walk-config', default='', help='walk parameter file (default: the shipped walk.yaml)')
-    ap.add_argument('--walk-set', default='', help='parameter set to use (default: the robot default)')
+    ap.add_argument(
+        '--walk-set',
+        nargs='*',
+        default=[],
+        help='parameter set(s) to use (default: the robot default); several: the task for each, one JSON line each',
+    )
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args(argv)
-    with SimSession(args.robot, walk_config=args.walk_config or None) as session:
-        if args.walk_set:
-            session.request(f'walk_set {args.walk_set}')
-        result = run_task(session, args.task, args.speed, args.seconds, args.seed)
-    print(json.dumps(result.as_dict()))
+    with SimSession(
+        args.robot, walk_config=args.walk_config or None, server=args.server, robot_type=args.robot_type
+    ) as session:
+        for name in args.walk_set or ['']:
+            if name:
+                session.request(f'walk_set {name}')
+                session.wait_cycles(2)
+            result = run_task(session, args.task, args.speed, args.seconds, args.seed).as_dict()
+            if name:
+                result['set'] = name
+            print(json.dumps(result), flush=True)
     return 0
 
 
