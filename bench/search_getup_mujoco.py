@@ -18,29 +18,55 @@ RCSSServerMJ (rcsssmj 0.x, ``sim/simulation.py`` + ``games/soccer/sim/soccer_sim
   perception of cycle n, the server applies it in cycle n+1);
 * the trial is bench_getup's: the standing robot is moved to lie at torso height 0.25 m
   (T1; 0.2 K1) pitched +-90 deg with a random yaw, and counts as up when the torso is above
-  0.85 * stand height and its z axis has z > 0.9 continuously for 1 s (50 cycles); timeout 12 s.
+  0.85 * stand height and its z axis has z > 0.9 continuously for 1 s (50 cycles); timeout 12 s;
+* the controller has stood for 1 s before the beam (:func:`stand_before`): the beam is a
+  teleport the gyro never sees, so the fall filter needs ~0.7 s of accelerometer to notice it
+  and the get-up starts from a robot at rest (as on the server; a fresh controller would
+  start it at once, while the robot still drops — which made early sim results meaningless
+  on the server).
 
-Not modelled: sensor noise, the real graph's exact latency (bridge + ROS), the trainer's
-beam pose details. A 12 s trial takes ~0.4 s of CPU here (vs. a server run).
+Not modelled: sensor noise, the real graph's latency jitter, the trainer's beam details;
+``Sim.trial(noise=...)`` perturbs joints, drop height, beam tilt and delays commands by a
+cycle at random to stand in for them. A 12 s trial takes ~0.4 s of CPU here.
 
 Usage::
 
     # bench_getup-style trials of the YAML skills in skills/data/<R>/ (or --skill FILE ...)
     PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py eval --robot T1 [--skill FILE]
     PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py trace --robot T1 --dir back --trials 1
-    # hill climbing over symmetric frames [t, hip, knee, ankle, hip roll, arm pitch, arm roll, elbow]
-    # (2 worker processes); the best vector is written (repr) to --out after each improvement
-    PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py search --robot T1 --dir back --iters 200 \
-        [--init FILE] [--freeze N] [--free-squat]
+    # CMA-ES (pip install cma) over symmetric frames [t, hip, knee, ankle, hip roll, hip yaw,
+    # arm pitch, arm roll, elbow] + the fixed squat/rise tail; best (repr) to --out, the CMA
+    # mean to --out.mean; --noisy N scores each candidate by N perturbed trials
+    PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py cma --robot T1 --dir back \
+        --init FILE.yaml|REPR --gens 200 [--noisy 5 --noise 1.0] [--split-last] [--workers 2]
+    # the front roll: bench/search_getup_roll.py; then write both YAML skills:
+    PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py cma --robot T1 --init BACK_REPR \
+        --export ROLL_REPR robocup3d_motion/skills/data/T1
+    # (older) hill climbing over frames without hip yaw: mode ``search``
 
-Findings (T1, 2026-11): a deep squat with flat feet, hip -100..-103, knee 130, ankle -40 (only
--40 worked of -30..-50), arms forward, rises to the hold pose and stands when the rise takes
->= 1.5 s (1.0 s also works at hip -103). From the back, a leg fling + kip reaches a sitting
-posture (torso upright, 0.22 m) in ~1 s; from the front, hip extension then folding reaches an
-upright kneel on the shins (0.4 m) in ~1.5 s, and a fast pike (hip -103 in 0.3 s, legs straight,
-ankles -50) lifts the hips into a head/hands/feet tripod (torso 0.43 m) — but in every symmetric
-candidate tried the CoM stays 0.25-0.4 m away from the feet and never gets over them, so no
-candidate reached the squat: success 0%.
+Findings (2026-11):
+
+* T1: a deep squat with flat feet, hip -100..-103, knee 130, ankle -40, arms forward, rises to
+  the hold pose when the rise takes >= 1.5 s (``squat`` mode); K1: hip -100, knee 125, ankle -35.
+* The T1's hip flexion stops at -103 deg, so it cannot fold over its feet: no *quasi-static*
+  symmetric path from sitting or kneeling puts the CoM over the feet (hill climbing: 0%).
+  The arms (0.3 m) are too short to prop the torso.
+* What works (CMA-ES, scored by success + rise + a shaping term "both soles flat with the CoM
+  over them"): from the back, legs flung up and down sit the robot up (torso upright, 0.18 m,
+  CoM 0.42 m behind the feet) in ~1.5 s; then hip *extension* with knees fully bent and arms
+  swung forward throws it backwards onto the shoulders and, rebounding, onto its feet with
+  the CoM over them (~0.4 s); the squat + 1.6 s rise follow. Up after ~4.2 s (T1), ~3.4 s
+  (K1, the same structure re-searched from the T1 frames). This landing is the fragile part.
+* From the front: an asymmetric roll onto the back (search_getup_roll.py: one arm and leg
+  kick, ~0.3 s of commands) then the back get-up, all in GETUP_FRONT — the fall detector
+  keeps the direction it saw first (``front``) until the robot is upright again, so a
+  separate GETUP_BACK would not be started after the roll.
+* Sim vs. server: single attempts with ``noise=0.6`` succeed ~60-80% here; on the server the
+  robot gets ~2 attempts in bench_getup's 12 s. bench_getup (20 trials, --fast): T1 front
+  95%, back 100%; K1 front 75-95% (two runs), back 90%. The CMA *mean* (``.mean``) was more
+  robust than the best-scored candidate (which is selected for lucky noise).
+* Did not help: longer/shorter squat hold or rise for the K1 (0.2-0.45 s / 0.8-1.3 s), a
+  longer still-lying pause after the roll (K1 front, 1.0 s: 75% on the server too).
 """
 
 from __future__ import annotations
@@ -80,6 +106,16 @@ def build(robot: str):
     frame.attach_body(rspec.body('torso'), PREFIX, '')
     model = world.compile()
     return model, mujoco.MjData(model)
+
+
+def stand_before(core, seconds: float = 1.0) -> None:
+    """Feed the controller ``seconds`` of standing still (times < 0): on the server the robot
+    stands before the trainer beams it down, and the beam (a teleport) is invisible to the gyro,
+    so the fall filter needs ~0.7 s of accelerometer to notice it."""
+    for i in range(int(seconds / 0.02)):
+        t = -seconds + i * 0.02
+        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), t)
+        core.step(t, dict(core.settings.hold_pose), t)
 
 
 def qmul(a, b):
@@ -125,6 +161,22 @@ class Sim:
         self.s_quat = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, PREFIX + 'torso_quat')]
         self.s_gyro = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, PREFIX + 'torso_gyro')]
         self.s_acc = m.sensor_adr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, PREFIX + 'torso_acc')]
+        self.torso = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, PREFIX + 'torso')
+        self.feet = [
+            mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, PREFIX + n) for n in ('left_foot_link', 'right_foot_link')
+        ]
+        self.heading = np.array([1.0, 0.0])
+
+    def com_state(self):
+        """(CoM ahead of the feet along the heading (m), CoM height, number of feet flat on the ground)."""
+        d = self.data
+        com = d.subtree_com[self.torso]
+        fx = 0.5 * (d.xpos[self.feet[0]] + d.xpos[self.feet[1]])
+        flat = 0
+        for f in self.feet:
+            if d.xmat[f][8] > 0.9 and d.xpos[f][2] < 0.06:
+                flat += 1
+        return float(np.dot(com[:2] - fx[:2], self.heading)), float(com[2]), flat
 
     def apply(self, targets, kp, kd):
         m, d = self.model, self.data
@@ -151,23 +203,41 @@ class Sim:
         up = 1.0 - 2.0 * (q[1] ** 2 + q[2] ** 2)
         return pos[2] > UPRIGHT_Z * STAND_Z[self.robot_name] and up > UPRIGHT_UP
 
-    def trial(self, skills: dict, direction: str, seed: int = 0, timeout: float = 12.0, trace: bool = False):
-        """bench_getup's trial: returns (seconds until upright for 1 s or None, stats)."""
+    def trial(
+        self,
+        skills: dict,
+        direction: str,
+        seed: int = 0,
+        timeout: float = 12.0,
+        trace: bool = False,
+        trace_every: int = 5,
+        noise: float = 0.0,
+    ):
+        """bench_getup's trial: returns (seconds until upright for 1 s or None, stats).
+
+        ``noise`` (0..1) perturbs it like the real graph may: joint angles at the beam
+        (+-3 deg * noise), drop height (+-3 cm), a tilted beam (+-4 deg), and a command
+        that arrives one cycle late (probability 0.1 * noise per cycle)."""
         rng = random.Random(seed)
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
         core = MotionCore(self.spec, self.cfg)
         core.skills.update(skills)
         hold = core.settings.hold_pose
+        stand_before(core)
         for n, a in self.qadr.items():
-            d.qpos[a] = hold.get(n, 0.0)
+            d.qpos[a] = hold.get(n, 0.0) + noise * rng.uniform(-3, 3) * D2R
         yaw = rng.uniform(-math.pi, math.pi)
         pitch = math.pi / 2 if direction == 'front' else -math.pi / 2
-        q = qmul(qaxis((0, 0, 1), yaw), qaxis((0, 1, 0), pitch))
+        pitch += noise * rng.uniform(-4, 4) * D2R
+        q = qmul(
+            qaxis((0, 0, 1), yaw), qmul(qaxis((1, 0, 0), noise * rng.uniform(-4, 4) * D2R), qaxis((0, 1, 0), pitch))
+        )
+        self.heading = np.array([math.cos(yaw), math.sin(yaw)])
         d.qpos[self.free_q : self.free_q + 3] = (
             -3 + rng.uniform(-0.2, 0.2),
             rng.uniform(-0.2, 0.2),
-            LYING_Z[self.robot_name],
+            LYING_Z[self.robot_name] + noise * rng.uniform(-0.03, 0.03),
         )
         d.qpos[self.free_q + 3 : self.free_q + 7] = q
         d.qvel[:] = 0
@@ -183,11 +253,13 @@ class Sim:
             gyro = tuple(float(x) for x in d.sensordata[self.s_gyro : self.s_gyro + 3])
             acc = tuple(float(x) for x in d.sensordata[self.s_acc : self.s_acc + 3])
             core.on_imu(t, gyro, acc, t)
-            cmd = core.step(t, self.measured(), t)
+            new = core.step(t, self.measured(), t)
+            if not (noise and rng.random() < 0.1 * noise):
+                cmd = new  # else: this cycle's answer is late, the server keeps the last one
             kp, kd = core.gains()
             pos, quat = self.pose()
             best_z = max(best_z, pos[2])
-            if trace and n % 5 == 0:
+            if trace and n % trace_every == 0:
                 up = 1.0 - 2.0 * (quat[1] ** 2 + quat[2] ** 2)
                 log.append(
                     (
@@ -196,6 +268,7 @@ class Sim:
                         round(math.degrees(math.acos(max(-1, min(1, up)))), 1),
                         core.skill,
                         core.player.keyframe if core.player is not None and hasattr(core.player, 'keyframe') else -1,
+                        *(round(v, 3) for v in self.com_state()),
                     )
                 )
             if n >= 3 and self.upright():
@@ -335,7 +408,7 @@ def main():
                     print('   ', row)
 
 
-if __name__ == '__main__' and sys.argv[1:2] != ['search']:
+if __name__ == '__main__' and sys.argv[1:2] not in (['search'], ['cma']):
     main()
 
 
@@ -384,9 +457,9 @@ def score(args):
     if not tail:
         return -1.0, r
     hz = STAND_Z[robot]
-    s = sum(min(z / hz, 1.0) + max(0.0, math.cos(math.radians(tilt))) for _, z, tilt, _, _ in tail) / len(tail)
+    s = sum(min(z / hz, 1.0) + max(0.0, math.cos(math.radians(tilt))) for _, z, tilt, *_ in tail) / len(tail)
     # shaping: the best height + uprightness reached at any time (rewards partial rises)
-    s += 0.5 * max(min(z / hz, 1.0) + max(0.0, math.cos(math.radians(tilt))) for _, z, tilt, _, _ in st['log'])
+    s += 0.5 * max(min(z / hz, 1.0) + max(0.0, math.cos(math.radians(tilt))) for _, z, tilt, *_ in st['log'])
     if r is not None:
         s += 3.0 - 0.1 * r
     return s, r
@@ -460,3 +533,207 @@ if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'search':
         if len(init[-1]) == len(KEYS) and init[-1][1:4] != [-101, 130, -40]:
             init = [*init, [0.3, -101, 130, -40, 0, -90, -75, 0]]
     search(a.robot, a.dir, init, a.t_last, a.iters, a.out or f'/tmp/getup_{a.robot}_{a.dir}.txt', a.rng, a.freeze)
+
+
+# ---------------------------------------------------------------- CMA-ES over free frames
+# A candidate: frames [t, hip, knee, ankle, hip roll, hip yaw, arm pitch, arm roll, elbow] (symmetric,
+# degrees) followed by the fixed squat + rise tail of frames_of(). Scored by success, the rise
+# (height + uprightness) and, as shaping, the best "squat key state" reached: both soles flat on the
+# ground with the CoM over them (the state from which the tail is known to rise).
+#: The squat (hip, knee, ankle) each robot rises from (squat_scan): T1 -101/130/-40, K1 -100/125/-35.
+SQUAT = {'T1': (-101, 130, -40), 'K1': (-100, 125, -35)}
+CKEYS = ('t', 'hip', 'knee', 'ankle', 'hroll', 'hyaw', 'ap', 'ar', 'el')
+CSCALE = np.array([0.15, 25, 25, 10, 8, 8, 30, 20, 25])
+
+
+def cframes(robot, rows, t_last, squat=True):
+    frames = []
+    for t, hip, knee, ankle, hroll, hyaw, ap, ar, el in rows:
+        q = legs(hip, knee, ankle, hroll)
+        q.update({'llj3': hyaw, 'rlj3': -hyaw})
+        q.update(arms(ap, ar, el))
+        frames.append((max(0.05, min(t, 1.5)), q))
+    cfg = yaml.safe_load((REPO / 'config' / 'robots.yaml').read_text())
+    if squat:
+        sq = legs(*SQUAT[robot], 0)
+        sq.update({'llj3': 0, 'rlj3': 0})
+        sq.update(arms(-90, -75, 0))
+        frames.append((0.3, sq))
+    last = dict(cfg[robot]['hold_pose'])
+    last.update({'llj2': 0, 'rlj2': 0, 'llj3': 0, 'rlj3': 0, 'laj3': 0, 'raj3': 0})
+    frames.append((t_last, last))
+    return frames
+
+
+def cscore(args):
+    """Score of one candidate; with NOISY_TRIALS > 0 the mean over that many perturbed trials."""
+    if NOISY_TRIALS:
+        robot, direction, rows, t_last, seed = args
+        res = [cscore1((robot, direction, rows, t_last, seed * 100 + k), NOISE) for k in range(NOISY_TRIALS)]
+        return (
+            sum(r[0] for r in res) / len(res),
+            sum(r[1] is not None for r in res) / len(res),
+            sum(r[2] for r in res) / len(res),
+        )
+    return cscore1(args)
+
+
+NOISY_TRIALS = 0
+NOISE = 1.0
+
+
+def cscore1(args, noise=0.0):
+    robot, direction, rows, t_last, seed = args
+    sim = _SIM.get(robot) or _SIM.setdefault(robot, Sim(robot))
+    frames = clamp_frames(sim.spec, cframes(robot, rows, t_last))
+    name = 'GETUP_FRONT' if direction == 'front' else 'GETUP_BACK'
+    skill = skill_from_frames(name, frames)
+    dur = skill.duration
+    r, st = sim.trial({name: skill}, direction, seed=seed, timeout=dur + 2.0, trace=True, trace_every=1, noise=noise)
+    log = st['log']
+    hz = STAND_Z[robot]
+    first = [row for row in log if row[3] == name and row[0] <= dur + 0.1]  # the first attempt only
+    key = max(
+        (
+            row[7] / 2 / (1 + (row[5] / 0.06) ** 2) * min(row[6] / 0.3, 1.0) * max(0.0, math.cos(math.radians(row[2])))
+            for row in first
+        ),
+        default=0,
+    )
+    tail = [row for row in log if row[0] > dur + 1.0]
+    s = 3.0 * key
+    if tail:
+        s += sum(min(z / hz, 1.0) + max(0.0, math.cos(math.radians(tilt))) for _, z, tilt, *_ in tail) / len(tail)
+    if r is not None:
+        s += 5.0 - 0.2 * r
+    return s, r, key
+
+
+def cma_search(robot, direction, init, t_last, gens, out, sigma=0.3, popsize=12, workers=1, seed=1):
+    import cma  # noqa: PLC0415 - optional, search only
+
+    init = np.array(init, dtype=float)
+    shape = init.shape
+    x0 = (init / CSCALE).ravel()
+    es = cma.CMAEvolutionStrategy(x0, sigma, {'popsize': popsize, 'seed': seed, 'verbose': -9})
+    pool = mp.Pool(workers) if workers > 1 else None
+    best = (-1e9, None)
+    for g in range(gens):
+        xs = es.ask()
+        rows = [(np.array(x).reshape(shape) * CSCALE).tolist() for x in xs]
+        jobs = [(robot, direction, r, t_last, g) for r in rows]
+        res = pool.map(cscore, jobs) if pool else [cscore(j) for j in jobs]
+        es.tell(xs, [-s for s, _, _ in res])
+        i = int(np.argmax([s for s, _, _ in res]))
+        if res[i][0] > best[0]:
+            best = (res[i][0], rows[i])
+            Path(out).write_text(repr((rows[i], t_last)))
+            print(g, 'best', round(res[i][0], 3), res[i][1], round(res[i][2], 3), flush=True)
+        elif g % 10 == 0:
+            print(g, 'gen best', round(res[i][0], 3), 'key', round(max(k for _, _, k in res), 3), flush=True)
+        if g % 5 == 4:  # the distribution mean: the robust candidate under noise
+            Path(out + '.mean').write_text(
+                repr(((np.array(es.result.xfavorite).reshape(shape) * CSCALE).tolist(), t_last))
+            )
+    return best
+
+
+def rows_from_yaml(path, robot):
+    """Free-frame rows (CKEYS) from a YAML get-up skill, without its last (rise) frame."""
+    sim_spec = mujoco_robot(robot)
+    sk = load_keyframe_skill(path, sim_spec)
+    cur = {k: 0.0 for k in ('llj1', 'llj4', 'llj5', 'llj2', 'llj3', 'laj1', 'laj2', 'laj3')}
+    rows = []
+    for f in sk.frames[:-1]:
+        cur.update({k: v / D2R for k, v in f.targets.items() if k in cur})
+        rows.append(
+            [
+                f.duration,
+                cur['llj1'],
+                cur['llj4'],
+                cur['llj5'],
+                cur['llj2'],
+                cur['llj3'],
+                cur['laj1'],
+                cur['laj2'],
+                cur['laj3'],
+            ]
+        )
+    return rows
+
+
+def export(robot, back_file, roll_file, out_dir, t_last=None, settle=0.6):
+    """Write GETUP_BACK (the CMA back rows + squat + rise) and GETUP_FRONT (the roll of
+    search_getup_roll.py, ``settle`` s in the hold pose on the back, then the same frames)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from search_getup_roll import roll_frames  # noqa: PLC0415
+
+    spec = mujoco_robot(robot)
+    rows, tl = eval(Path(back_file).read_text())
+    back = clamp_frames(spec, cframes(robot, rows, t_last or tl))
+    cfg = yaml.safe_load((REPO / 'config' / 'robots.yaml').read_text())
+    hold = {j.name: 0.0 for j in spec.joints if j.name[1:3] in ('aj', 'lj')}
+    hold.update(cfg[robot]['hold_pose'])
+    roll = clamp_frames(spec, [*roll_frames(eval(Path(roll_file).read_text())), (settle, hold)])
+    out = Path(out_dir)
+    write_yaml(
+        out / 'getup_back.yaml',
+        'GETUP_BACK',
+        back,
+        f'Get up from the back ({robot}). Found by bench/search_getup_mujoco.py (cma, direct MuJoCo);\n'
+        'see its docstring for what the frames do. The last two frames: squat, rise to the hold pose.',
+    )
+    write_yaml(
+        out / 'getup_front.yaml',
+        'GETUP_FRONT',
+        roll + back,
+        f'Get up from the front ({robot}): roll onto the back (bench/search_getup_roll.py), lie still\n'
+        f'{settle} s, then the frames of getup_back.yaml. One skill, because the fall detector keeps the\n'
+        'direction it saw first until the robot is upright again.',
+    )
+
+
+if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'cma':
+    p = argparse.ArgumentParser()
+    p.add_argument('mode')
+    p.add_argument('--robot', default='T1')
+    p.add_argument('--dir', default='back')
+    p.add_argument('--gens', type=int, default=100)
+    p.add_argument('--t-last', type=float, default=1.6)
+    p.add_argument('--init', default='', help='a YAML skill or a repr file written by this search')
+    p.add_argument('--out', default='')
+    p.add_argument('--sigma', type=float, default=0.3)
+    p.add_argument('--popsize', type=int, default=12)
+    p.add_argument('--workers', type=int, default=1)
+    p.add_argument('--seed', type=int, default=1)
+    p.add_argument('--noisy', type=int, default=0, help='score by the mean of N perturbed trials')
+    p.add_argument('--noise', type=float, default=1.0, help='their noise level (Sim.trial)')
+    p.add_argument('--split-last', action='store_true', help='split the last free frame in two')
+    p.add_argument('--export', nargs=2, metavar=('ROLL_FILE', 'OUT_DIR'), help='write the YAML skills and exit')
+    a = p.parse_args()
+    if a.export:
+        export(a.robot, a.init, a.export[0], a.export[1])
+        raise SystemExit(0)
+    if a.init.endswith('.yaml'):
+        init = rows_from_yaml(a.init, a.robot)
+        if init and tuple(init[-1][1:4]) == SQUAT[a.robot]:
+            init = init[:-1]
+    else:
+        init = eval(Path(a.init).read_text())[0]
+    NOISY_TRIALS, NOISE = a.noisy, a.noise
+    if a.split_last:
+        last = list(init[-1])
+        last[0] /= 2
+        init = [*init[:-1], last, list(last)]
+    cma_search(
+        a.robot,
+        a.dir,
+        init,
+        a.t_last,
+        a.gens,
+        a.out or f'/tmp/getup_cma_{a.robot}_{a.dir}.txt',
+        a.sigma,
+        a.popsize,
+        a.workers,
+        a.seed,
+    )

@@ -44,7 +44,7 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.cycle_clock import CycleClock
-from robocup3d_motion.fall import FallDetector, FallState
+from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.nao_fall import NaoFallDetector
@@ -226,7 +226,7 @@ class MotionCore:
             if self.player is None:
                 return dict(self.last_cmd)
         elif self.state.fallen and not self.is_getup and t >= self._pause_until:
-            name = getup_skill_for(self.state.direction, self.skills)
+            name = getup_skill_for(fall_direction(self.state.up), self.skills)  # the side it lies on now
             if name is not None:
                 self.getups += 1
                 self._start(name, getup=True)

@@ -2,8 +2,8 @@
 
 Server + ``robocup3d_strategy.player`` process + trainer; scored from
 ``ground_truth/pose`` (which the controller never reads). Uses ``bench/bench_getup.py``'s
-:class:`Graph`. Get-up trials per direction: ``R3D_GETUP_TRIALS`` (default 10; the
-bench runs 20).
+:class:`Graph`. Get-up trials per direction: ``R3D_GETUP_TRIALS`` (default 20, as issue #3's
+acceptance and ``bench/bench_getup.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 pytestmark = pytest.mark.server
 
 BENCH = Path(__file__).resolve().parents[2] / 'bench'
-TRIALS = int(os.environ.get('R3D_GETUP_TRIALS', '10'))
+TRIALS = int(os.environ.get('R3D_GETUP_TRIALS', '20'))
 
 
 def _graph_cls() -> type:
@@ -65,13 +65,31 @@ def test_reports_falls_with_direction(graph) -> None:
         )
 
 
-@pytest.mark.skip(reason='T1/K1 get-up keyframes do not work yet (0% in bench/bench_getup.py); skipped to save CI time')
-def test_gets_up_from_front_and_back(graph) -> None:
+K1_GETUP_SKIP = pytest.mark.skip(
+    reason='K1 get-up not reliable yet: bench/bench_getup.py front 75-95%, back 90% over 20 trials'
+)
+
+
+@pytest.fixture(params=['T1', pytest.param('K1', marks=K1_GETUP_SKIP)])
+def fast_graph(request: pytest.FixtureRequest):
+    """The graph with the server in ``--sync --no-realtime`` mode (the graph sets the pace)."""
+    try:
+        g = _graph_cls()(request.param, fast=True).start()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    yield g
+    g.close()
+
+
+def test_gets_up_from_front_and_back(fast_graph) -> None:
+    """Issue #3: knocked down on the front, then on the back (trainer ``move3d``), the robot is
+    upright again (for 1 s) within ``getup_trial``'s 12 s of server time in >= 90% of the trials."""
+    graph = fast_graph
     rng = random.Random(7)
     graph.stand_up_placed()
-    ok = {'front': 0, 'back': 0}
+    times: dict[str, list[float | None]] = {'front': [], 'back': []}
     for _ in range(TRIALS):
         for d in ('front', 'back'):
-            t = graph.getup_trial(d, rng)
-            ok[d] += t is not None and t < 10.0
-    assert ok['front'] >= 0.9 * TRIALS and ok['back'] >= 0.9 * TRIALS, ok
+            times[d].append(graph.getup_trial(d, rng))
+    ok = {d: sum(t is not None for t in ts) for d, ts in times.items()}
+    assert ok['front'] >= 0.9 * TRIALS and ok['back'] >= 0.9 * TRIALS, (graph.robot, times)
