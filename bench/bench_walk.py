@@ -1,10 +1,14 @@
-"""Walk benchmark through the running graph (RCSSServerMJ in sync mode + the player process).
+"""Walk benchmark through the running graph (a server in sync mode + the player process).
 
 For each robot and walk set: forward speed over 10 s from standstill, sideways speed,
 turn rate, and falls per 100 m over a 60 s random-command course, all from the
 server's ground truth (the player never sees it). Prints a table.
 
     PYTHONPATH=. python bench/bench_walk.py [--robots T1 K1] [--set sprint] [--course 60]
+    PYTHONPATH=. python bench/bench_walk.py --server simspark --types 0 1 2 3 4
+
+RCSSServerMJ runs the T1/K1 (``--robots``); rcssserver3d (``--server simspark``) the Nao of
+each ``--types`` entry, one server after the other.
 """
 
 from __future__ import annotations
@@ -18,13 +22,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robocup3d_strategy.servers import cpu_seconds
-from robocup3d_strategy.sim_session import SimSession
+from robocup3d_strategy.sim_session import SERVERS, SimSession
 from robocup3d_strategy.walk_tasks import run_task
 
 
-def bench(robot: str, walk_set: str, seconds: float, course: float, seed: int) -> dict:
+def bench(
+    robot: str, walk_set: str, seconds: float, course: float, seed: int, server: str = 'mujoco', robot_type: int = 0
+) -> dict:
     """All tasks for one robot in one session."""
-    with SimSession(robot) as s:
+    with SimSession(robot, server=server, robot_type=robot_type) as s:
         if walk_set:
             s.request(f'walk_set {walk_set}')
         cpu0, cycles0 = cpu_seconds(s.player.pid), s.cycles
@@ -49,16 +55,19 @@ def bench(robot: str, walk_set: str, seconds: float, course: float, seed: int) -
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--robots', nargs='+', default=['T1', 'K1'])
+    ap.add_argument('--server', choices=SERVERS, default='mujoco')
+    ap.add_argument('--robots', nargs='+', default=['T1', 'K1'], help='robots on mujoco')
+    ap.add_argument('--types', nargs='+', type=int, default=[0, 1, 2, 3, 4], help='Nao types on simspark')
     ap.add_argument('--set', default='sprint', help='walk set for the speed tasks and the course')
     ap.add_argument('--seconds', type=float, default=10.0)
     ap.add_argument('--course', type=float, default=60.0, help='random course length (s)')
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args(argv)
     rows = []
-    for robot in args.robots:
+    runs = [(f'nao{t}', t) for t in args.types] if args.server == 'simspark' else [(r, 0) for r in args.robots]
+    for robot, robot_type in runs:
         t0 = time.monotonic()
-        r = bench(robot, args.set, args.seconds, args.course, args.seed)
+        r = bench(robot, args.set, args.seconds, args.course, args.seed, args.server, robot_type)
         rows.append((robot, r))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
     keys = list(rows[0][1])

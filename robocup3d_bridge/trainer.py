@@ -53,6 +53,7 @@ __all__ = [
     'build_set_score',
     'build_set_time',
     'parse_monitor_message',
+    'simspark_torso_poses',
     'simspark_torsos',
 ]
 
@@ -585,15 +586,14 @@ class TrainerClient:
 Vec3 = tuple[float, float, float]
 
 
-def simspark_torsos(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, Vec3]]:
-    """Torso poses from a full rcssserver3d scene (``(RSG 0 1)``, e.g. after ``(reqfullstate)``).
+def _simspark_torso_matrices(message: bytes | str) -> dict[tuple[str, int], list[float]]:
+    """Column-major 4x4 world transforms of the agents' torsos in a full rcssserver3d scene.
 
-    Returns ``{('Left'|'Right', unum): (position m, torso z axis in the world)}``. An agent's
-    body mesh is ``(nd StaticMesh ... (load models/naobody<T>.obj) ... (resetMaterials
+    An agent's body mesh is ``(nd StaticMesh ... (load models/naobody<T>.obj) ... (resetMaterials
     matNum<N> matLeft|matRight ...))``; its parent TRF only turns the mesh and the TRF above
-    that is the torso, whose ``SLT`` is a column-major 4x4 world transform.
+    that is the torso, whose ``SLT`` is the transform.
     """
-    out: dict[tuple[str, int], tuple[Vec3, Vec3]] = {}
+    out: dict[tuple[str, int], list[float]] = {}
 
     def child(node: list, key: str) -> list:
         return next((c for c in node if isinstance(c, list) and c and c[0] == key), [])
@@ -608,8 +608,7 @@ def simspark_torsos(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, V
                 num = next((m[6:] for m in mats[1:] if isinstance(m, str) and m.startswith('matNum')), '')
                 side = 'Left' if 'matLeft' in mats else 'Right' if 'matRight' in mats else None
                 if num.isdigit() and side:
-                    m = [float(v) for v in slts[-2]]
-                    out[(side, int(num))] = ((m[12], m[13], m[14]), (m[8], m[9], m[10]))
+                    out[(side, int(num))] = [float(v) for v in slts[-2]]
         for c in node:
             if isinstance(c, list) and c and c[0] == 'nd':
                 walk(c, slts)
@@ -619,3 +618,24 @@ def simspark_torsos(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, V
             if isinstance(c, list) and c and c[0] == 'nd':
                 walk(c, [])
     return out
+
+
+def simspark_torsos(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, Vec3]]:
+    """Torso poses from a full rcssserver3d scene (``(RSG 0 1)``, e.g. after ``(reqfullstate)``).
+
+    Returns ``{('Left'|'Right', unum): (position m, torso z axis in the world)}`` (see
+    :func:`simspark_torso_poses` for the heading too).
+    """
+    return {k: ((m[12], m[13], m[14]), (m[8], m[9], m[10])) for k, m in _simspark_torso_matrices(message).items()}
+
+
+def simspark_torso_poses(message: bytes | str) -> dict[tuple[str, int], tuple[Vec3, Vec3, float]]:
+    """Torso position, z axis and heading (rad) per agent from a full rcssserver3d scene.
+
+    The Nao faces its torso's +y axis in rcssserver3d; the heading is that axis' direction on
+    the ground (0 = world +x, counter-clockwise positive), as the ``myorien`` of a beam.
+    """
+    return {
+        k: ((m[12], m[13], m[14]), (m[8], m[9], m[10]), math.atan2(m[5], m[4]))
+        for k, m in _simspark_torso_matrices(message).items()
+    }

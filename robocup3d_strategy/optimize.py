@@ -1,9 +1,10 @@
 """``robocup3d optimize``: tune walk parameters with CMA-ES on the real server.
 
 Each candidate parameter set is written as a walk file and evaluated by a separate
-process (``python -m robocup3d_strategy.walk_tasks``: its own RCSSServerMJ in sync
-mode running as fast as it goes, the real player process, ground truth from the
-server); ``--workers`` candidates run side by side, each in its own ROS domain. The
+process (``python -m robocup3d_strategy.walk_tasks``: its own server in sync mode running
+as fast as it goes, RCSSServerMJ for the T1/K1 or, with ``--server simspark --type N``,
+rcssserver3d for a Nao; the real player process; ground truth from the server);
+``--workers`` candidates run side by side, each in its own ROS domain. The
 score is the task's speed from standstill, with penalties for a fall (and how early
 it came), sideways drift and heading drift. The best set so far is written to
 ``--out`` after every generation, as a walk file the player loads
@@ -29,7 +30,7 @@ import yaml
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 
-__all__ = ['SEARCH_SPACE', 'decode', 'encode', 'main', 'optimize', 'score', 'write_walk_file']
+__all__ = ['NAO_SEARCH_SPACE', 'SEARCH_SPACE', 'decode', 'encode', 'main', 'optimize', 'score', 'write_walk_file']
 
 #: Parameters searched and their ranges. Lengths scale with the robot (relative to the
 #: starting set: ('rel', lo, hi) multiplies it); the rest are absolute (angles in rad).
@@ -52,29 +53,47 @@ SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
     'kd_legs': ('abs', 0.5, 8.0),
 }
 
+#: The Nao on rcssserver3d: a smaller robot with quicker steps; its joints take velocities, so
+#: the PD gains ``kp_legs``/``kd_legs`` (RCSSServerMJ only) are not searched, the top speed is.
+NAO_SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
+    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kp_legs', 'kd_legs')},
+    'period': ('abs', 0.12, 0.4),
+    'step_height': ('abs', 0.005, 0.05),
+    'sway': ('abs', 0.0, 0.04),
+    'sole_x': ('abs', -0.03, 0.06),
+    'swing_x_lead': ('abs', -0.1, 0.3),
+    'max_vx': ('abs', 0.2, 1.4),
+    'accel_x': ('abs', 0.03, 0.3),
+}
 
-def _range(name: str, start: WalkParams) -> tuple[float, float]:
-    kind, lo, hi = SEARCH_SPACE[name]
+
+def search_space(server: str) -> dict[str, tuple[str, float, float]]:
+    """The searched parameters and ranges for a server's robots."""
+    return NAO_SEARCH_SPACE if server == 'simspark' else SEARCH_SPACE
+
+
+def _range(name: str, start: WalkParams, space: dict | None = None) -> tuple[float, float]:
+    kind, lo, hi = (space or SEARCH_SPACE)[name]
     if kind == 'rel':
         a, b = lo * getattr(start, name), hi * getattr(start, name)
         return min(a, b), max(a, b)
     return lo, hi
 
 
-def encode(params: WalkParams, start: WalkParams, names: Sequence[str]) -> list[float]:
+def encode(params: WalkParams, start: WalkParams, names: Sequence[str], space: dict | None = None) -> list[float]:
     """Parameters as a vector in [0, 1] per searched name."""
     out = []
     for n in names:
-        lo, hi = _range(n, start)
+        lo, hi = _range(n, start, space)
         out.append(min(1.0, max(0.0, (getattr(params, n) - lo) / (hi - lo))))
     return out
 
 
-def decode(x: Sequence[float], start: WalkParams, names: Sequence[str]) -> WalkParams:
+def decode(x: Sequence[float], start: WalkParams, names: Sequence[str], space: dict | None = None) -> WalkParams:
     """The parameter set for a vector in [0, 1] (clipped)."""
     values = {}
     for n, xi in zip(names, x, strict=True):
-        lo, hi = _range(n, start)
+        lo, hi = _range(n, start, space)
         values[n] = lo + (hi - lo) * min(1.0, max(0.0, float(xi)))
     return replace(start, **values)
 
@@ -100,18 +119,41 @@ def write_walk_file(path: Path, robot: str, params: WalkParams, set_name: str, c
     Path(path).write_text(text, encoding='utf-8')
 
 
-def _evaluate(args: tuple) -> dict:
-    params, robot, task, speed, seconds, domain, tmp = args
+def walk_key(robot: str, server: str = 'mujoco', robot_type: int = 0) -> str:
+    """The robot's section in walk files: ``T1``/``K1``, or ``nao<type>`` on rcssserver3d."""
+    return f'nao{robot_type}' if server == 'simspark' else robot
+
+
+def _evaluate(args: tuple) -> list[dict]:
+    """Run the task for each candidate of a batch in one session (one process, one server)."""
+    params, robot, task, speed, seconds, domain, tmp, server, robot_type = args
     path = Path(tmp) / f'candidate_{domain}.yaml'
-    write_walk_file(path, robot, params, 'candidate')
+    names = [f'c{i}' for i in range(len(params))]
+    sets = {n: _yaml_values(c) for n, c in zip(names, params, strict=True)}
+    doc = {walk_key(robot, server, robot_type): {'default': names[0], 'sets': sets}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     cmd = [sys.executable, '-m', 'robocup3d_strategy.walk_tasks', '--robot', robot, '--task', task]
     cmd += ['--speed', str(speed), '--seconds', str(seconds), '--walk-config', str(path)]
+    cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
+    timeout = 120 + len(names) * (10 + 10 * seconds)
+    found: dict[str, dict] = {}
+    error = 'no result'
     try:
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120 + 10 * seconds, check=False)
-        return json.loads(out.stdout.strip().splitlines()[-1])
-    except (subprocess.TimeoutExpired, ValueError, IndexError) as exc:
-        return {'error': f'{type(exc).__name__}: {exc}'}
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        stdout = out.stdout
+        error = f'exit {out.returncode}: {out.stderr.strip().splitlines()[-1:]}'
+    except subprocess.TimeoutExpired as exc:
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ''
+        error = f'TimeoutExpired after {timeout} s'
+    for line in stdout.splitlines():
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict) and r.get('set') in names:
+            found[r['set']] = r
+    return [found.get(n, {'error': error}) for n in names]
 
 
 def optimize(
@@ -125,49 +167,88 @@ def optimize(
     popsize: int = 8,
     workers: int = 2,
     sigma: float = 0.15,
-    names: Sequence[str] = tuple(SEARCH_SPACE),
+    names: Sequence[str] = (),
     walk_config: str = 'walk.yaml',
     log: object = print,
+    server: str = 'mujoco',
+    robot_type: int = 0,
+    domain_base: int = 0,
+    batch: int = 1,
+    trace_file: bool = False,
 ) -> tuple[float, WalkParams]:
-    """Run CMA-ES; returns the best score and parameter set (also written to ``out``)."""
+    """Run CMA-ES; returns the best score and parameter set (also written to ``out``).
+
+    ``names``: the parameters searched (default: all of the server's search space);
+    ``domain_base``: the first ROS domain of the workers (0: one derived from the process id);
+    ``batch``: candidates run one after the other in one session (saves the start-up);
+    ``trace_file``: append every candidate and its result to ``out`` with suffix ``.jsonl``.
+    """
     import cma  # noqa: PLC0415 - only this command needs it
 
-    sets, default = walk_sets(load_config(walk_config), robot)
+    space = search_space(server)
+    names = tuple(names) or tuple(space)
+    key = walk_key(robot, server, robot_type)
+    sets, default = walk_sets(load_config(walk_config), key)
     if not sets:
-        raise ConfigError(f'{walk_config} has no walk parameters for {robot}')
+        raise ConfigError(f'{walk_config} has no walk parameters for {key}')
     name = set_name or default
     if name not in sets:
         raise ConfigError(f'{robot} has no walk set {name!r}; sets: {sorted(sets)}')
     start = sets[name]
-    unknown = sorted(set(names) - set(SEARCH_SPACE))
+    unknown = sorted(set(names) - set(space))
     if unknown:
-        raise ConfigError(f'cannot search {unknown}; searchable: {sorted(SEARCH_SPACE)}')
+        raise ConfigError(f'cannot search {unknown}; searchable: {sorted(space)}')
     es = cma.CMAEvolutionStrategy(
-        encode(start, start, names), sigma, {'bounds': [0.0, 1.0], 'popsize': popsize, 'verbose': -9, 'seed': 1}
+        encode(start, start, names, space),
+        sigma,
+        {'bounds': [0.0, 1.0], 'popsize': popsize, 'verbose': -9, 'seed': 1},
     )
     best: tuple[float, WalkParams] = (math.inf, start)
-    base_domain = 100 + (os.getpid() % 50) * 2
+    base_domain = domain_base or 100 + (os.getpid() % 50) * 2
+    batch = max(1, batch)
+    trace = open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') if trace_file else None
     with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
         for gen in range(generations):
             xs = es.ask()
-            cands = [decode(x, start, names) for x in xs]
-            jobs = [(c, robot, task, speed, seconds, base_domain + i % workers, tmp) for i, c in enumerate(cands)]
-            # one domain per concurrent worker: map over chunks of `workers`
+            cands = [decode(x, start, names, space) for x in xs]
+            # batches of up to `batch` candidates, one session each; one domain per concurrent worker
+            chunks = [list(range(i, min(i + batch, len(cands)))) for i in range(0, len(cands), batch)]
+            jobs = [
+                (
+                    [cands[k] for k in ks],
+                    robot,
+                    task,
+                    speed,
+                    seconds,
+                    base_domain + j % workers,
+                    tmp,
+                    server,
+                    robot_type,
+                )
+                for j, ks in enumerate(chunks)
+            ]
             results: list[dict] = []
-            for i in range(0, len(jobs), workers):
-                results += list(pool.map(_evaluate, jobs[i : i + workers]))
+            for j in range(0, len(jobs), workers):
+                for batch_results in pool.map(_evaluate, jobs[j : j + workers]):
+                    results += batch_results
             scores = [score(r, seconds) for r in results]
+            if trace is not None:
+                for c, r, f in zip(cands, results, scores, strict=True):
+                    trace.write(json.dumps({'generation': gen, 'score': f, 'params': _yaml_values(c), 'result': r}))
+                    trace.write('\n')
+                trace.flush()
             es.tell(xs, scores)
             i = min(range(len(scores)), key=scores.__getitem__)
             if scores[i] < best[0]:
                 best = (scores[i], cands[i])
                 r = results[i]
+                what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
                 write_walk_file(
                     out,
-                    robot,
+                    key,
                     cands[i],
                     name,
-                    f'robocup3d optimize --robot {robot} --task {task}: generation {gen}, score {scores[i]:.3f}\n'
+                    f'robocup3d optimize {what} --task {task}: generation {gen}, score {scores[i]:.3f}\n'
                     f'measured: {json.dumps({k: r.get(k) for k in ("forward", "lateral", "turned", "falls")})}',
                 )
             errors = sum('error' in r for r in results)
@@ -175,13 +256,20 @@ def optimize(
                 f'generation {gen}: best {min(scores):.3f} (overall {best[0]:.3f}), '
                 f'falls {sum(r.get("falls", 0) for r in results)}/{len(results)}, errors {errors}'
             )
+    if trace is not None:
+        trace.close()
     return best
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d optimize``."""
     p = argparse.ArgumentParser(prog='robocup3d optimize', description=__doc__.split('\n')[0])
-    p.add_argument('--robot', default='T1', choices=('T1', 'K1'))
+    p.add_argument('--server', default='mujoco', choices=('mujoco', 'simspark'))
+    p.add_argument('--robot', default='T1', choices=('T1', 'K1'), help='on mujoco (simspark: the Nao)')
+    p.add_argument('--type', dest='robot_type', type=int, default=0, choices=range(5), help='Nao type (simspark)')
+    p.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
+    p.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
+    p.add_argument('--domain-base', type=int, default=0, help='first ROS domain of the workers (0: from the pid)')
     p.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
     p.add_argument('--task', default='forward', choices=('forward', 'sideways', 'turn', 'square', 'random'))
     p.add_argument('--speed', type=float, default=0.0, help='commanded speed (0: the set maximum)')
@@ -190,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument('--popsize', type=int, default=8)
     p.add_argument('--workers', type=int, default=2, help='candidates evaluated side by side')
     p.add_argument('--sigma', type=float, default=0.15, help='initial step size (parameters scaled to [0, 1])')
-    p.add_argument('--params', nargs='+', default=list(SEARCH_SPACE), help='which parameters to search')
+    p.add_argument('--params', nargs='+', default=[], help="which parameters to search (default: the server's space)")
     p.add_argument('--walk-config', default='walk.yaml')
     p.add_argument('--out', type=Path, default=Path('walk_tuned.yaml'))
     args = p.parse_args(argv)
@@ -208,9 +296,18 @@ def main(argv: list[str] | None = None) -> int:
             args.sigma,
             args.params,
             args.walk_config,
+            server=args.server,
+            robot_type=args.robot_type,
+            domain_base=args.domain_base,
+            batch=args.batch,
+            trace_file=args.trace,
         )
     except ConfigError as exc:
         print(f'robocup3d optimize: {exc}', file=sys.stderr)
         return 2
     print(f'best score {best:.3f}; written to {args.out}')
     return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
