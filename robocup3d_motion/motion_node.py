@@ -33,6 +33,7 @@ import threading
 import time
 
 from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -352,6 +353,10 @@ class MotionNode(Node):
         self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
         self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
+        self.pub_odom = self.create_publisher(Odometry, 'odom', 5)  # the walk's velocity (twist only)
+        self._odom = Odometry()
+        self._odom.header.frame_id = 'odom'
+        self._odom.child_frame_id = 'base_footprint'
         self._lock = threading.Lock()  # the core is stepped from the bridge thread when local
         if not self.local:
             self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
@@ -384,6 +389,16 @@ class MotionNode(Node):
         if force or key != self._last_state or self._cycle % 25 == 0:  # on change, and twice a second
             self._last_state = key
             self.pub_state.publish(String(data=json.dumps(c.state_dict(), sort_keys=True)))
+
+    def _publish_odom(self, stamp: object) -> None:
+        """The walk's velocity estimate, for the world model's particle filter (if anyone listens)."""
+        if self.core.walk is None or self.pub_odom.get_subscription_count() == 0:
+            return
+        vx, vy, wz = self.core.walk.odometry
+        m = self._odom
+        m.header.stamp = stamp
+        m.twist.twist.linear.x, m.twist.twist.linear.y, m.twist.twist.angular.z = vx, vy, wz
+        self.pub_odom.publish(m)
 
     def _on_targets(self, msg: JointState) -> None:
         """Optional external pose targets (rad); unknown names are refused, not guessed."""
@@ -436,6 +451,7 @@ class MotionNode(Node):
         cmd.header.stamp = msg.header.stamp
         self.pub_cmd.publish(cmd)
         self._publish_state()
+        self._publish_odom(msg.header.stamp)
 
     def step_percept(self, p: Percept) -> JointCommand | None:
         """One cycle straight from the bridge in this process: the command for the server.
@@ -464,6 +480,7 @@ class MotionNode(Node):
             cmd.header.stamp = stamp_from_seconds(t)
             self.pub_cmd.publish(cmd)
         self._publish_state()
+        self._publish_odom(stamp_from_seconds(t))
         if out.position:  # RCSSServerMJ: PD targets with gains
             return JointCommand(
                 position=dict(zip(out.names, out.position, strict=True)),

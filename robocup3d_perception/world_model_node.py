@@ -1,7 +1,8 @@
 """The world model node: one player's localization and tracking, as ROS topics.
 
 Subscribes (in the player's namespace): ``joint_states``, ``imu``, ``vision/objects``
-``game_state`` and ``hear`` from the bridge. It never subscribes to ``ground_truth/*``.
+``game_state`` and ``hear`` from the bridge, and ``odom`` (nav_msgs/Odometry: the walk's
+velocity estimate) from the motion node. It never subscribes to ``ground_truth/*``.
 Heard team-talk messages (``robocup3d_strategy.team_talk``) of our teammates feed the
 ball and player trackers.
 Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
@@ -29,6 +30,7 @@ from robocup3d_motion.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
 from robocup3d_perception.representations import CycleInput, TeammateReport
+from robocup3d_perception.representations import Odometry as WalkOdometry
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
 from robocup3d_strategy import team_talk
 
@@ -74,6 +76,9 @@ class WorldModelNode(Node):
         self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
         self.create_subscription(String, 'hear', self._on_hear, 10)
+        self.create_subscription(Odometry, 'odom', self._on_odom, 5)
+        self._walk: tuple[float, float, float, float] | None = None  # (t, vx, vy, wz) from the walk
+        self._last_imu_t: float | None = None
         self.get_logger().info(
             f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
         )
@@ -118,9 +123,24 @@ class WorldModelNode(Node):
             **kw,
         )
 
+    def _on_odom(self, msg: Odometry) -> None:
+        """The walk's velocity estimate (robot frame), integrated each cycle into the locator's odometry."""
+        v, w = msg.twist.twist.linear, msg.twist.twist.angular
+        self._walk = (seconds_from_stamp(msg.header.stamp), v.x, v.y, w.z)
+
+    def _odometry(self, t: float) -> WalkOdometry | None:
+        last, self._last_imu_t = self._last_imu_t, t
+        if self._walk is None or last is None or not 0.0 < t - last <= 0.1 or t - self._walk[0] > 0.2:
+            return None  # no walk (or a stale one): the gyro alone moves the estimate
+        dt = t - last
+        _, vx, vy, wz = self._walk
+        return WalkOdometry(vx * dt, vy * dt, wz * dt)
+
     def _on_imu(self, msg: Imu) -> None:
         a, w = msg.linear_acceleration, msg.angular_velocity
-        self._run(self._input(msg.header.stamp, gyro=(w.x, w.y, w.z), accel=(a.x, a.y, a.z)), msg.header.stamp)
+        odometry = self._odometry(seconds_from_stamp(msg.header.stamp))
+        inp = self._input(msg.header.stamp, gyro=(w.x, w.y, w.z), accel=(a.x, a.y, a.z), odometry=odometry)
+        self._run(inp, msg.header.stamp)
 
     def _on_vision(self, msg: MarkerArray) -> None:
         if not msg.markers:
