@@ -197,3 +197,16 @@ def world_markers(state: WorldState, stamp: Time, frame: str = 'field') -> Marke
         m.scale.z = 0.5
         out.markers.append(m)
     return out
+
+
+def transform_msg(pose: PoseWithCovarianceStamped, child: str) -> object:
+    """The pose as a TF transform (``geometry_msgs/TransformStamped``) from its frame to ``child``."""
+    from geometry_msgs.msg import TransformStamped  # noqa: PLC0415
+
+    t = TransformStamped()
+    t.header = pose.header
+    t.child_frame_id = child
+    p, q = pose.pose.pose.position, pose.pose.pose.orientation
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = p.x, p.y, p.z
+    t.transform.rotation = q
+    return t

@@ -51,6 +51,14 @@ class WorldModelNode(Node):
         self.side = self.declare_parameter('side', '').value or 'left'  # game_state overrides when empty
         self._side_fixed = bool(self.get_parameter('side').value)
         self.frame = self.declare_parameter('frame_id', 'field').value
+        # TF field -> <namespace>/base_footprint where tf2 is installed (a ROS 2 install; not the PyPI wheels)
+        self.tf_child = self.get_namespace().strip('/') + '/base_footprint'
+        try:
+            from tf2_ros import TransformBroadcaster  # noqa: PLC0415
+
+            self._tf = TransformBroadcaster(self)
+        except ImportError:
+            self._tf = None
         self.publish_markers = bool(self.declare_parameter('publish_markers', True).value)
         seed = int(self.declare_parameter('seed', 0).value)
 
@@ -156,7 +164,10 @@ class WorldModelNode(Node):
         state = self.model.update(inp)
         self.cpu.append(time.perf_counter() - t0)
         del self.cpu[:-1000]
-        self.pub_pose.publish(conv.pose_msg(state, stamp, self.frame))
+        pose = conv.pose_msg(state, stamp, self.frame)
+        self.pub_pose.publish(pose)
+        if self._tf is not None:
+            self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
         if state.ball.valid:
             self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
             self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
