@@ -83,12 +83,14 @@ class WalkCommander:
         k = self.gain
         if dist > self.near:  # far: face the target and walk at it
             bearing = math.atan2(y, x)
-            wz = k * bearing
+            # a dead band: the gait itself sways the heading by a few degrees every step
+            wz = k * bearing if abs(bearing) > 0.15 else 0.0
             vx = params.max_vx * max(0.0, math.cos(bearing)) ** 2
-            vy = k * y * 0.3 if abs(bearing) < 0.5 else 0.0
-            return (vx, vy, wz)
-        # near: omnidirectional, turning into the final heading
-        return (k * x, k * y, k * yaw)
+            return (vx, 0.0, wz)
+        # near: omnidirectional, turning into the final heading; a big turn first, with little
+        # translation (sidestepping while turning hard tips the robot over)
+        slow = 0.3 if abs(yaw) > 0.5 else 1.0
+        return (slow * k * x, slow * k * y, k * yaw)
 
     def _odometry(self, speed: tuple[float, float, float], dt: float) -> None:
         """Move the target by the robot's own motion over ``dt`` (frame follows the robot)."""

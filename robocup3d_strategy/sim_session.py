@@ -272,7 +272,7 @@ class SimSession:
         self.spin_until(lambda: self.pub_request.get_subscription_count() > 0, 10.0, 'no motion node listens')
         self.pub_request.publish(self._String(data=text))
 
-    def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 75) -> None:
+    def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 150) -> None:
         """Put the robot upright at (x, y) facing ``yaw`` (trainer) and let it stand."""
         z = PLACE_Z.get(self.robot, 0.7)
         # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
