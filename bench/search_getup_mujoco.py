@@ -87,6 +87,9 @@ sys.path.insert(0, str(REPO))
 
 import rcsssmj  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_getup import qaxis, qmul  # noqa: E402  (one copy of the quaternion helpers)
+
 from robocup3d_motion.getup import Keyframe, KeyframeSkill, load_keyframe_skill  # noqa: E402
 from robocup3d_motion.motion_node import MotionCore  # noqa: E402
 from robocup3d_motion.robots import mujoco_robot  # noqa: E402
@@ -116,22 +119,6 @@ def stand_before(core, seconds: float = 1.0) -> None:
         t = -seconds + i * 0.02
         core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), t)
         core.step(t, dict(core.settings.hold_pose), t)
-
-
-def qmul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return (
-        w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-        w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-        w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-    )
-
-
-def qaxis(axis, ang):
-    s = math.sin(ang / 2)
-    return (math.cos(ang / 2), axis[0] * s, axis[1] * s, axis[2] * s)
 
 
 class Sim:
