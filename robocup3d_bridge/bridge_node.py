@@ -82,8 +82,9 @@ class BridgeNode(Node):
         self.pub_hear = self.create_publisher(String, 'hear', 10)
         self.pub_gt = self.create_publisher(PoseStamped, 'ground_truth/pose', 1)
         self.pub_gt_ball = self.create_publisher(PointStamped, 'ground_truth/ball', 1)
-        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 1)
-        self.pub_raw_out = self.create_publisher(String, 'raw/action', 1)
+        # raw streams are for recording: a deeper queue, so a busy recorder loses none
+        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 50)
+        self.pub_raw_out = self.create_publisher(String, 'raw/action', 50)
         self.pub_clock = self.create_publisher(Clock, '/clock', 1) if self.publish_clock else None
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 1)
 

@@ -3,11 +3,11 @@
 The filter keeps the rotation ``R`` from the torso frame to a gravity-aligned frame.
 Each cycle it integrates the gyro (rad/s, torso frame), then turns ``R`` a little so
 that the measured specific force (the accelerometer reads about +9.81 m/s^2 along
-the up axis at rest), averaged in the aligned frame over a few tenths of a second,
-points up. The tilt starts from the first reading close to 1 g: RCSSServerMJ's first
-readings after a beam are the landing jolt, and starting from one of them put the
-tilt 40-80 degrees off for seconds (the 0.35-0.8 m ball errors and 3 s "kidnap"
-recoveries measured live came from that). Yaw comes from the gyro alone: it drifts
+the up axis at rest), averaged in the aligned frame over about a second (a few
+steps of a walk), points up. The tilt starts from the first reading close to 1 g:
+RCSSServerMJ's first readings after a beam are the landing jolt, and starting from
+one of them put the tilt 40-80 degrees off for seconds (the 0.35-0.8 m ball errors
+and 3 s "kidnap" recoveries measured live came from that). Yaw comes from the gyro alone: it drifts
 and is only used as relative odometry; the absolute heading is the locator's job.
 
 REQUIRES: gyro, accelerometer (CycleInput). PROVIDES: tilt (roll, pitch), yaw change.
@@ -46,11 +46,19 @@ class OrientationFilter:
 
     The tilt is set from the first accelerometer reading close to 1 g (a reading taken
     while landing from a beam would tilt it by tens of degrees). After that the gyro
-    drives it, and each reading within ``max_deviation`` of g is rotated into the
-    aligned frame and averaged (``average``: a wobbling robot's own accelerations
-    cancel out over a sway); the estimate turns a fraction of the way towards that
-    averaged up direction: ``gain_still`` while still, ``gain_fast`` while it is off by
-    more than ``fast_error`` (a wrong start, a trainer move), ``gain_moving`` otherwise.
+    drives it, and accelerometer readings are rotated into the aligned frame and
+    averaged; the estimate turns a fraction of the way towards that averaged up
+    direction: ``gain_still`` while still, ``gain_fast`` while it is off by more than
+    ``fast_error`` (a wrong start, a trainer move), ``gain_moving`` otherwise.
+
+    Which readings are averaged depends on whether the robot walks (told by the caller,
+    or seen: more than ``shaking_walk`` of the recent readings are over 2 m/s^2 from
+    1 g). Standing, swaying or landing from a beam, only readings within
+    ``max_deviation`` of 1 g count (``average``): an impact would tip the estimate.
+    Walking, every reading within ``max_deviation_walking`` counts, over a longer
+    average (``average_walking``): a walk's readings swing by +-10 m/s^2 and only their
+    mean points up; keeping the ones close to 1 g keeps mostly one phase of the step,
+    which tipped the estimate 30 degrees forward within seconds of walking.
 
     Args:
         gain_still: fraction of the tilt error corrected per update while still.
@@ -69,6 +77,9 @@ class OrientationFilter:
         fast_error: float = 0.07,
         average: float = 0.05,
         max_deviation: float = 3.0,
+        average_walking: float = 0.02,
+        max_deviation_walking: float = 30.0,
+        shaking_walk: float = 0.45,
     ) -> None:
         self.gain_still = gain_still
         self.gain_moving = gain_moving
@@ -76,6 +87,10 @@ class OrientationFilter:
         self.fast_error = fast_error  # rad
         self.average = average  # weight of the newest reading in the averaged up direction
         self.max_deviation = max_deviation  # m/s^2 from g beyond which a reading is not used
+        self.average_walking = average_walking  # the same two while walking
+        self.max_deviation_walking = max_deviation_walking
+        self.shaking_walk = shaking_walk  # share of shaken readings that means "walking"
+        self.shaking = 0.0  # running share of readings more than 2 m/s^2 from 1 g
         self.rotation = np.eye(3)  # torso -> gravity-aligned frame (yaw: integrated gyro)
         self._up = np.array([0.0, 0.0, 1.0])  # averaged measured up direction, aligned frame
         self._initialised = False
@@ -88,32 +103,40 @@ class OrientationFilter:
         self._initialised = False
 
     def update(
-        self, gyro: tuple[float, float, float] | None, accel: tuple[float, float, float] | None, dt: float
+        self,
+        gyro: tuple[float, float, float] | None,
+        accel: tuple[float, float, float] | None,
+        dt: float,
+        walking: bool = False,
     ) -> float:
-        """Advance by ``dt`` seconds; return the change of yaw (rad) in this step."""
+        """Advance by ``dt`` seconds (``walking``: the walk is running); return the change of yaw (rad)."""
         yaw_before = self.yaw
         if gyro is not None and dt > 0:
             self.rate = math.sqrt(gyro[0] ** 2 + gyro[1] ** 2 + gyro[2] ** 2)
             self.rotation = self.rotation @ _rodrigues((gyro[0] * dt, gyro[1] * dt, gyro[2] * dt))
             _orthonormalise(self.rotation)
         if accel is not None:
-            self._correct(np.asarray(accel, dtype=float))
+            self._correct(np.asarray(accel, dtype=float), walking)
         return _wrap(self.yaw - yaw_before)
 
-    def _correct(self, a: np.ndarray) -> None:
+    def _correct(self, a: np.ndarray, walking: bool) -> None:
         norm = float(np.linalg.norm(a))
         deviation = abs(norm - GRAVITY)
-        if deviation > self.max_deviation:
-            return
-        up = self.rotation @ (a / norm)  # measured up direction in the aligned frame
         if not self._initialised:
             if deviation > 0.5 or self.rate > 0.5:
                 return
-            self._turn(up, 1.0)
-            self._up = np.array([0.0, 0.0, 1.0])
+            self._turn(self.rotation @ (a / norm), 1.0)
+            self._up = np.array([0.0, 0.0, GRAVITY])
             self._initialised = True
             return
-        self._up += self.average * (up - self._up)
+        self.shaking += 0.03 * ((deviation > 2.0) - self.shaking)
+        if walking or self.shaking > self.shaking_walk:
+            limit, weight = self.max_deviation_walking, self.average_walking
+        else:
+            limit, weight = self.max_deviation, self.average
+        if deviation > limit:
+            return
+        self._up += weight * (self.rotation @ a - self._up)
         avg = self._up / float(np.linalg.norm(self._up))
         if deviation < 0.5 and self.rate < 0.3:
             self._turn(avg, self.gain_still)

@@ -108,7 +108,9 @@ class WorldModel:
         """Run all modules on one cycle's input; return the new world state."""
         dt = 0.0 if self.time is None else max(0.0, inp.time - self.time)
         self.time = inp.time
-        yaw_delta = self.orientation.update(inp.gyro, inp.accel, dt)
+        od = inp.odometry
+        walking = od is not None and (od.dx != 0.0 or od.dy != 0.0 or od.dyaw != 0.0)
+        yaw_delta = self.orientation.update(inp.gyro, inp.accel, dt, walking)
         rate = self.orientation.rate
         moving_fast = rate > self.p.max_rate_for_vision
         if dt > 0:

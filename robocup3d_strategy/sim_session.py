@@ -81,6 +81,7 @@ class SimSession:
         log_dir: Path | None = None,
         server: str = 'mujoco',
         robot_type: int = 0,
+        player_args: tuple[str, ...] = (),
     ) -> None:
         if server not in SERVERS:
             raise ValueError(f'server must be one of {SERVERS}, got {server!r}')
@@ -92,6 +93,7 @@ class SimSession:
         self.robot, self.team, self.unum, self.fast = robot, team, unum, fast
         self.server_kind, self.robot_type = server, robot_type
         self.walk_config = str(walk_config) if walk_config else ''
+        self.player_args = tuple(player_args)  # more player options, e.g. ``('--world-model',)``
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix='r3d_session_'))
         self.server: subprocess.Popen | None = None
         self.player: subprocess.Popen | None = None
@@ -140,6 +142,7 @@ class SimSession:
             cmd += ['--robot', self.robot]
         if self.walk_config:
             cmd += ['--walk-config', self.walk_config]
+        cmd += list(self.player_args)
         with open(self.log_dir / 'player.log', 'ab') as out:
             self.player = subprocess.Popen(
                 cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True

@@ -10,6 +10,7 @@ recovery within 3 s after a trainer move (kidnap).
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
@@ -176,3 +177,51 @@ def test_pose_and_ball_follow_trainer_moves(player, observer) -> None:
     for name in ('first', 'third'):
         r = report[name]
         assert r['ball_samples'] >= 20 and r['ball_median'] < 0.2, (name, report)
+
+
+def _walk_course(t: float) -> tuple[float, float, float]:
+    """``cmd_vel`` of the walking course at ``t`` s: straight on, a left curve, a sidestep, stop."""
+    if t < 5.0:
+        return 0.4, 0.0, 0.0
+    if t < 10.0:
+        return 0.3, 0.0, 0.35
+    if t < 13.0:
+        return 0.0, 0.2, 0.0
+    return 0.0, 0.0, 0.0
+
+
+def test_pose_follows_a_walking_robot(tmp_path) -> None:
+    """A T1 walking a course on its own (``cmd_vel`` to its motion node), in sync mode.
+
+    The world model gets the walk's odometry, the gyro and the vision; the estimate is
+    compared with the server's torso pose every cycle from the first step to the stop.
+    """
+    from robocup3d_strategy.sim_session import SimSession  # noqa: PLC0415
+
+    pairs = _Pairs()
+    with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as s:
+        ns = f'/{s.team}/p{s.unum}'
+        s.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', pairs.on_truth, 50)
+        s.node.create_subscription(PoseWithCovarianceStamped, f'{ns}/pose', pairs.on_pose, 50)
+        s.place(-8.0, 1.0, 0.0)
+        s.wait_cycles(50)
+        start = len(pairs.rows)
+        course = s.drive(15.0, _walk_course)
+    walked = sum(math.hypot(b.x - a.x, b.y - a.y) for a, b in itertools.pairwise(course[::25]))  # 0.5 s apart: no sway
+    rows = pairs.rows[start:]
+    pe = [e for _, e, _, _, _ in rows]
+    he = [h for _, _, h, _, _ in rows if h is not None]
+    report = {
+        'walked_m': round(walked, 2),
+        'turned_deg': round(math.degrees(course[-1].yaw - course[0].yaw), 1),
+        'samples': len(rows),
+        'pos_median': float(np.median(pe)),
+        'pos_p95': float(np.percentile(pe, 95)),
+        'heading_median': float(np.median(he)),
+    }
+    print(report)
+    assert course[-1].up > 0.7, ('the robot fell', report)
+    assert walked > 2.0 and report['turned_deg'] > 45, ('it did not walk the course', report)
+    assert len(rows) > 0.8 * len(course), report
+    assert report['pos_median'] < 0.15, report
+    assert report['heading_median'] < 5.0, report
