@@ -23,12 +23,14 @@ from robocup3d_perception.field import field_for
 from robocup3d_perception.localize_cli import _detect, cycle_input, run_capture, summarize
 from robocup3d_perception.world_model import WorldModel
 
-SHARED = Path(__file__).resolve().parents[1].parent / 'shared' / 'captures'
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / 'shared' / 'captures'
 CAPTURES = (
-    'simspark/groundtruth_type0_single_agent.txt',
-    'simspark/match_A1_Alpha1_type0.txt',
-    'rcssservermj/capture_T1.txt',
-    'rcssservermj/capture_K1.txt',
+    SHARED / 'simspark/groundtruth_type0_single_agent.txt',
+    SHARED / 'simspark/match_A1_Alpha1_type0.txt',
+    SHARED / 'rcssservermj/capture_T1.txt',
+    SHARED / 'rcssservermj/capture_K1.txt',
+    REPO / 'test/data/t1_walk_forward.txt',  # our recording of a T1 walking 10 s (no walk odometry offline)
 )
 
 
@@ -54,15 +56,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--repeat', type=int, default=3)
     args = ap.parse_args()
-    for name in CAPTURES:
-        path = SHARED / name
+    for path in CAPTURES:
         if not path.exists():
-            print(f'{name}: missing')
+            print(f'{path.name}: missing')
             continue
         lines = path.read_text().splitlines()
         all_t, see_t = cpu_times(lines, args.repeat)
         ms = lambda a, q: np.percentile(a, q) * 1e3  # noqa: E731
-        print(f'{name}: {len(all_t) // args.repeat} cycles')
+        print(f'{path.name}: {len(all_t) // args.repeat} cycles')
         print(f'  update all cycles  p50 {ms(all_t, 50):.3f} ms  p99 {ms(all_t, 99):.3f} ms')
         print(f'  update See cycles  p50 {ms(see_t, 50):.3f} ms  p99 {ms(see_t, 99):.3f} ms')
         s = summarize(list(run_capture(lines)))
