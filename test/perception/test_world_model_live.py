@@ -194,7 +194,8 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
     """A T1 walking a course on its own (``cmd_vel`` to its motion node), in sync mode.
 
     The world model gets the walk's odometry, the gyro and the vision; the estimate is
-    compared with the server's torso pose every cycle from the first step to the stop.
+    compared with the server's torso pose every cycle from the first step to the stop,
+    and its ball with the centre spot (where the kick-off put it) while the ball is seen.
     """
     from robocup3d_strategy.sim_session import SimSession  # noqa: PLC0415
 
@@ -203,12 +204,16 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
         ns = f'/{s.team}/p{s.unum}'
         s.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', pairs.on_truth, 50)
         s.node.create_subscription(PoseWithCovarianceStamped, f'{ns}/pose', pairs.on_pose, 50)
+        s.node.create_subscription(PointStamped, f'{ns}/vision/ball', pairs.on_seen, 50)
+        s.node.create_subscription(Odometry, f'{ns}/ball', pairs.on_ball, 50)
         s.place(-8.0, 1.0, 0.0)
+        pairs.ball_truth = (0.0, 0.0)  # the kick-off put it on the centre spot, ahead of the course
         s.wait_cycles(50)
         start = len(pairs.rows)
         course = s.drive(15.0, _walk_course)
     walked = sum(math.hypot(b.x - a.x, b.y - a.y) for a, b in itertools.pairwise(course[::25]))  # 0.5 s apart: no sway
     rows = pairs.rows[start:]
+    ball = [e for t, e in pairs.ball_rows if t >= rows[0][0]]
     pe = [e for _, e, _, _, _ in rows]
     he = [h for _, _, h, _, _ in rows if h is not None]
     report = {
@@ -218,6 +223,8 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
         'pos_median': float(np.median(pe)),
         'pos_p95': float(np.percentile(pe, 95)),
         'heading_median': float(np.median(he)),
+        'ball_median': float(np.median(ball)) if ball else None,
+        'ball_samples': len(ball),
     }
     print(report)
     assert course[-1].up > 0.7, ('the robot fell', report)
@@ -225,3 +232,4 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
     assert len(rows) > 0.8 * len(course), report
     assert report['pos_median'] < 0.15, report
     assert report['heading_median'] < 5.0, report
+    assert report['ball_samples'] >= 50 and report['ball_median'] < 0.2, report  # seen 6-10 m ahead
