@@ -233,3 +233,48 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
     assert report['pos_median'] < 0.15, report
     assert report['heading_median'] < 5.0, report
     assert report['ball_samples'] >= 50 and report['ball_median'] < 0.2, report  # seen 6-10 m ahead
+
+
+def test_pose_recovers_after_a_fall_and_get_up(tmp_path) -> None:
+    """A T1 put down on its back (trainer), turned 40 degrees: it gets up and knows where it is.
+
+    The fall comes with a turn the gyro never sees (the trainer's move is a teleport),
+    so the locator must find the heading again from vision once the robot is up.
+    """
+    from robocup3d_strategy.sim_session import SimSession  # noqa: PLC0415
+
+    pairs = _Pairs()
+    with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as s:
+        ns = f'/{s.team}/p{s.unum}'
+        s.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', pairs.on_truth, 50)
+        s.node.create_subscription(PoseWithCovarianceStamped, f'{ns}/pose', pairs.on_pose, 50)
+        s.place(-6.0, 2.0, 0.0)
+        s.wait_cycles(50)
+        yaw, pitch = math.radians(40.0), -math.pi / 2  # on its back; q = q_z(yaw) q_y(pitch)
+        cy, sy, cp, sp = math.cos(yaw / 2), math.sin(yaw / 2), math.cos(pitch / 2), math.sin(pitch / 2)
+        w, x, y, z = cy * cp, -sy * sp, cy * sp, sy * cp
+        move = f'(move3d -6.0 2.0 0.25 {w:.6f} {x:.6f} {y:.6f} {z:.6f})'
+        s.trainer.send(f'(agent (unum {s.unum}) (team {s.team}) {move})')
+        s.spin_until(lambda: s.state.get('fallen') or s.state.get('getup'), 10.0, 'the fall was not detected')
+        s.spin_until(
+            lambda: s.state.get('skill') == 'stand' and not s.state.get('fallen') and s.pose.up > 0.9,
+            60.0,
+            'the robot did not get up',
+        )
+        up_at = len(pairs.rows)
+        s.wait_cycles(200)  # 4 s standing
+        true_yaw = math.degrees(s.pose.yaw)
+    rows = pairs.rows[up_at:]
+    t0 = rows[0][0]
+    recovered = next((t - t0 for t, e, h, _, _ in rows if e < 0.15 and h is not None and h < 5.0), None)
+    settled = [r for r in rows if recovered is not None and r[0] >= t0 + recovered + 0.5]
+    report = {
+        'recovered_s': recovered,
+        'pos_median': float(np.median([r[1] for r in settled])) if settled else None,
+        'heading_median': float(np.median([r[2] for r in settled if r[2] is not None])) if settled else None,
+        'true_yaw_deg': round(true_yaw, 1),
+    }
+    print(report)
+    assert abs(true_yaw) > 20.0, ('the fall did not turn the robot', report)
+    assert recovered is not None and recovered < 3.0, report
+    assert report['pos_median'] < 0.15 and report['heading_median'] < 5.0, report
