@@ -249,7 +249,10 @@ class MotionCore:
         elif self.walk is not None and self._walk_wanted(t):
             if self.skill != WALK:
                 self._start(WALK)
-            vx, vy, wz = self.commander.velocity(t, self.walk.params, self.walk.odometry, dt)
+            ovx, ovy, owz = self.walk.odometry
+            if self.imu_ok and self.gyro is not None:
+                owz = self.gyro[2]  # the turn as the gyro measures it: the commanded one slips
+            vx, vy, wz = self.commander.velocity(t, self.walk.params, (ovx, ovy, owz), dt)
             self.walk.set_command(vx, vy, wz)
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None

@@ -2,7 +2,8 @@
 
 Times are server seconds. A velocity holds for ``timeout`` seconds after it arrived; then the walk
 stops. A target pose is relative to the robot when it arrives; the commander moves it
-by the walk's own odometry (the speed the engine is stepping at) each cycle and steers
+by the robot's own motion each cycle (the speed the walk engine is stepping at, and the
+turn rate the gyro measures, as the motion core passes it) and steers
 towards it: turn towards it and walk when it is far, sidestep and turn into the final
 heading when near, done within ``reach`` m and ``reach_yaw`` rad. A target lapses after
 ``target_timeout`` s without a new one. Pure Python.
@@ -81,16 +82,19 @@ class WalkCommander:
             self.stop()
             return (0.0, 0.0, 0.0)
         k = self.gain
+        # no faster than the walk can brake to a stop at the target (it slows by accel_x per step)
+        brake = math.sqrt(2.0 * params.accel_x / max(params.period, 1e-3) * max(0.0, dist - self.reach))
         if dist > self.near:  # far: face the target and walk at it
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
             wz = k * bearing if abs(bearing) > 0.15 else 0.0
-            vx = params.max_vx * max(0.0, math.cos(bearing)) ** 2
+            vx = min(params.max_vx, brake) * max(0.0, math.cos(bearing)) ** 2
             return (vx, 0.0, wz)
         # near: omnidirectional, turning into the final heading; a big turn first, with little
         # translation (sidestepping while turning hard tips the robot over)
         slow = 0.3 if abs(yaw) > 0.5 else 1.0
-        return (slow * k * x, slow * k * y, k * yaw)
+        scale = min(1.0, brake / max(k * dist, 1e-6))
+        return (slow * scale * k * x, slow * scale * k * y, k * yaw)
 
     def _odometry(self, speed: tuple[float, float, float], dt: float) -> None:
         """Move the target by the robot's own motion over ``dt`` (frame follows the robot)."""

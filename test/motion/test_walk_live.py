@@ -46,19 +46,30 @@ def test_t1_follows_a_square_course_with_turns_without_falling(t1: SimSession) -
     assert result.extra['closure_m'] < 1.5  # and came back near the start
 
 
-def test_t1_walks_to_a_target_pose_and_stops_there(t1: SimSession) -> None:
+@pytest.mark.parametrize(
+    'target',
+    [(1.5, 0.0, 0.0), (1.2, 0.8, 0.8), (1.0, -1.0, -1.2)],
+    ids=['ahead', 'ahead-left-turned', 'ahead-right-turned'],
+)
+def test_t1_walks_to_a_target_pose_and_stops_there(t1: SimSession, target: tuple[float, float, float]) -> None:
+    tx, ty, tyaw = target
     t1.place(*START)
     start = t1.pose
-    t1.walk_to(1.5, 0.0, 0.0)  # straight ahead: the walk's turn odometry is still rough
+    t1.walk_to(tx, ty, tyaw)
     t1.spin_until(lambda: t1.state.get('skill') == 'walk', 10.0, 'the walk did not start')
-    for _ in range(int(15.0 / 0.02)):  # up to 15 s of server time, until the walk is back to standing
+    for _ in range(int(20.0 / 0.02)):  # up to 20 s of server time, until the walk is back to standing
         t1.wait_cycles(1)
         if t1.state.get('skill') == 'stand':
             break
     t1.wait_cycles(25)
     end = t1.pose
     dx, dy = end.x - start.x, end.y - start.y
-    print(f'T1 walk_to (1.5, 0): moved ({dx:.2f}, {dy:.2f}), state {t1.state}')
+    c, s = math.cos(start.yaw), math.sin(start.yaw)
+    rx, ry = c * dx + s * dy, -s * dx + c * dy  # where it stopped, in the start's frame
+    turned = (end.yaw - start.yaw + math.pi) % (2 * math.pi) - math.pi
+    print(f'T1 walk_to {target}: reached ({rx:.2f}, {ry:.2f}, {turned:.2f}), state {t1.state}')
     assert end.up > 0.8  # still upright
-    assert math.hypot(dx - 1.5, dy) < 0.5  # odometry only: within half a metre of the target
+    # walk odometry (translation) and gyro (turn) only: within 0.2 m and 10 degrees of the target
+    assert math.hypot(rx - tx, ry - ty) < 0.2
+    assert abs(math.degrees(turned - tyaw)) < 10.0
     assert t1.state.get('walk', {}).get('target') is None  # reached: the walk stopped
