@@ -275,7 +275,10 @@ class WalkEngine:
             return self.feet, 0.0
         t, per = self.t_in_step, p.period
         phase = min(1.0, t / per)
-        ds = p.double_support
+        # Turning, the double support goes: with both feet planted while their yaw targets
+        # change, the soles twist against each other and the robot hardly turns (T1 in place:
+        # 4 deg/s with it, 12 deg/s without).
+        ds = p.double_support * max(0.0, 1.0 - abs(self.speed[2]) / max(p.max_wz, 1e-6))
         swing_s = _limit((phase - ds / 2.0) / max(1e-6, 1.0 - ds), 0.0, 1.0)
         swing = 'l' if self.support == 'r' else 'r'
         feet = {}

@@ -37,6 +37,14 @@ def test_t1_walks_forward_10_s_without_falling_and_covers_2_m(t1: SimSession) ->
     assert abs(result.lateral) < 0.25 * result.forward  # it went where it was sent
 
 
+def test_t1_turns_in_place(t1: SimSession) -> None:
+    result = run_task(t1, 'turn', 0.0, 10.0)  # as fast as the set allows (30 deg/s commanded)
+    print(f'T1 turn: {result.as_dict()}')
+    assert result.falls == 0
+    assert math.degrees(result.turned) > 80.0  # measured 126 deg in 10 s (4.8 deg/s before the soles stopped twisting)
+    assert math.hypot(result.forward, result.lateral) < 1.0  # in place, more or less (drifts ~0.5 m sideways)
+
+
 def test_t1_follows_a_square_course_with_turns_without_falling(t1: SimSession) -> None:
     result = run_task(t1, 'square', 0.3, 1.5)
     print(f'T1 square: {result.as_dict()}')
