@@ -39,6 +39,14 @@ Usage::
     # mean to --out.mean; --noisy N scores each candidate by N perturbed trials
     PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py cma --robot T1 --dir back \
         --init FILE.yaml|REPR --gens 200 [--noisy 5 --noise 1.0] [--split-last] [--workers 2]
+    # only the landing and the squat (rows after the first 5; --free-tail: the squat is a
+    # candidate row too, not the fixed SQUAT), from the YAML skill:
+    PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py cma --robot K1 --dir back \
+        --init robocup3d_motion/skills/data/K1/getup_back.yaml --free-tail --freeze 5 --t-last 1.0 \
+        --noisy 6 --noise 1.0 --sigma 0.15 --workers 2 --seed 3 --gens 45
+    # many perturbed trials of the skills (success rate, mean time, failed seeds):
+    PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py eval --robot K1 --trials 100 \
+        --noise 1.0 --quiet [--seed0 100] [--skill FILE ...]
     # the front roll: bench/search_getup_roll.py; then write both YAML skills:
     PYTHONPATH=. /opt/r3d/bin/python bench/search_getup_mujoco.py cma --robot T1 --init BACK_REPR \
         --export ROLL_REPR robocup3d_motion/skills/data/T1
@@ -47,7 +55,8 @@ Usage::
 Findings (2026-11):
 
 * T1: a deep squat with flat feet, hip -100..-103, knee 130, ankle -40, arms forward, rises to
-  the hold pose when the rise takes >= 1.5 s (``squat`` mode); K1: hip -100, knee 125, ankle -35.
+  the hold pose when the rise takes >= 1.5 s (``squat`` mode); K1: hip -100, knee 125, ankle -35
+  (static scan; the K1 skill now squats at hip -74, knee 127, ankle -48, see below).
 * The T1's hip flexion stops at -103 deg, so it cannot fold over its feet: no *quasi-static*
   symmetric path from sitting or kneeling puts the CoM over the feet (hill climbing: 0%).
   The arms (0.3 m) are too short to prop the torso.
@@ -58,15 +67,37 @@ Findings (2026-11):
   the CoM over them (~0.4 s); the squat + 1.6 s rise follow. Up after ~4.2 s (T1), ~3.4 s
   (K1, the same structure re-searched from the T1 frames). This landing is the fragile part.
 * From the front: an asymmetric roll onto the back (search_getup_roll.py: one arm and leg
-  kick, ~0.3 s of commands) then the back get-up, all in GETUP_FRONT — the fall detector
-  keeps the direction it saw first (``front``) until the robot is upright again, so a
-  separate GETUP_BACK would not be started after the roll.
+  kick, ~0.3 s of commands) then the back get-up, all in GETUP_FRONT. (Written when the fall
+  detector kept the direction it saw first until upright; the motion node now picks the skill
+  from the side the robot lies on when it starts one, so a roll-only GETUP_FRONT followed by
+  GETUP_BACK works too, but was no better for the K1, see below.)
 * Sim vs. server: single attempts with ``noise=0.6`` succeed ~60-80% here; on the server the
   robot gets ~2 attempts in bench_getup's 12 s. bench_getup (20 trials, --fast): T1 front
-  95%, back 100%; K1 front 75-95% (two runs), back 90%. The CMA *mean* (``.mean``) was more
-  robust than the best-scored candidate (which is selected for lucky noise).
+  95%, back 100%; K1 (old frames) front 75-95% (two runs), back 90%. The CMA *mean*
+  (``.mean``) was more robust than the best-scored candidate (which is selected for lucky noise).
 * Did not help: longer/shorter squat hold or rise for the K1 (0.2-0.45 s / 0.8-1.3 s), a
-  longer still-lying pause after the roll (K1 front, 1.0 s: 75% on the server too).
+  longer still-lying pause after the roll (K1 front, 1.0 s: 75% on the server too), a
+  roll-only GETUP_FRONT (the motion node then starts GETUP_BACK from the side it lies on;
+  direct sim 81/100 vs 84/100, noise 1.0, with the old back frames).
+* K1, 2026-11: with the old frames most failures in ``eval --noise 1.0`` (front 84/100, back
+  85/100) were not the throw but the rise: the robot landed on both feet, rose to 0.54 m and
+  then toppled (forwards or backwards, tilt 15-18 deg at the end of the rise, the CoM drifting
+  off the feet), or landed on one foot and fell back during the rise. Re-searching the two
+  landing frames and the squat (``cma --free-tail --freeze 5 --noisy 6 --noise 1.0``, 45
+  generations, the CMA mean) gave a deeper squat with the torso more upright (hip -74, knee
+  127 = the limit, ankle -48): direct sim 99/100 back, 98/100 front (noise 1.0, seeds 0-99);
+  bench_getup --fast (20 trials): 20/20 front and back in each of four runs (seeds 1, 1, 2, 3),
+  all but three at the first attempt (front ~5.1 s, back ~3.6-4.0 s mean). The 80-generation
+  mean was no better (direct sim, of 100 at noise 1.0 / 1.5, seeds 100-199 / 0-99: back 95 / 98,
+  front 97 / 92; the 45-generation one: back 97 / 93, front 97 / 91). What still fails in the direct sim (~3% at
+  noise 1.0, ~8% at 1.5): two landings in a row missed, the second ending face down, so the
+  third attempt starts too late for the 12 s.
+* Sitting (torso upright, legs folded or stretched forward) is not a resting state for the
+  K1 or the T1: the stand controller's hold pose tips the robot onto its back or front within
+  ~1 s, the fall detector reports it, and the get-up starts (direct sim, 5 sitting poses
+  each; all up within 8 s but one T1 pose, still in its second attempt). The IMU-only fall
+  detector could not tell sitting from standing anyway (that would need joint angles or the
+  torso height from the motion node).
 """
 
 from __future__ import annotations
@@ -376,6 +407,9 @@ def main():
     ap.add_argument('--dir', default='both')
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--skill', nargs='*', default=[])
+    ap.add_argument('--noise', type=float, default=0.0, help='Sim.trial noise (0..1)')
+    ap.add_argument('--seed0', type=int, default=0, help='first trial seed')
+    ap.add_argument('--quiet', action='store_true', help='only the summary per direction')
     a = ap.parse_args()
     if a.mode == 'squat':
         squat_scan(a.robot)
@@ -387,12 +421,17 @@ def main():
         skills[s.name] = s
     dirs = ['back', 'front'] if a.dir == 'both' else [a.dir]
     for d in dirs:
-        for s in range(a.trials):
-            r, st = sim.trial(skills, d, seed=s, trace=a.mode == 'trace')
-            print(d, s, r, {k: v for k, v in st.items() if k != 'log'})
+        ok, fails = [], []
+        for s in range(a.seed0, a.seed0 + a.trials):
+            r, st = sim.trial(skills, d, seed=s, trace=a.mode == 'trace', noise=a.noise)
+            (ok.append(r) if r is not None else fails.append(s))
+            if not a.quiet or r is None:
+                print(d, s, r, {k: v for k, v in st.items() if k != 'log'}, flush=True)
             if a.mode == 'trace':
                 for row in st['log']:
                     print('   ', row)
+        mean = f'{sum(ok) / len(ok):.2f} s' if ok else 'n/a'
+        print(f'{a.robot} {d}: {len(ok)}/{a.trials} up (noise {a.noise:g}), mean {mean}, failed seeds {fails}')
 
 
 if __name__ == '__main__' and sys.argv[1:2] not in (['search'], ['cma']):
@@ -527,13 +566,19 @@ if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'search':
 # degrees) followed by the fixed squat + rise tail of frames_of(). Scored by success, the rise
 # (height + uprightness) and, as shaping, the best "squat key state" reached: both soles flat on the
 # ground with the CoM over them (the state from which the tail is known to rise).
-#: The squat (hip, knee, ankle) each robot rises from (squat_scan): T1 -101/130/-40, K1 -100/125/-35.
-SQUAT = {'T1': (-101, 130, -40), 'K1': (-100, 125, -35)}
+#: The squat (hip, knee, ankle) each robot rises from: T1 -101/130/-40 (squat_scan); K1 -74/127/-48
+#: (cma --free-tail, 2026-11; the squat_scan one was -100/125/-35).
+SQUAT = {'T1': (-101, 130, -40), 'K1': (-74, 127, -48)}
 CKEYS = ('t', 'hip', 'knee', 'ankle', 'hroll', 'hyaw', 'ap', 'ar', 'el')
 CSCALE = np.array([0.15, 25, 25, 10, 8, 8, 30, 20, 25])
 
 
-def cframes(robot, rows, t_last, squat=True):
+#: True: the candidate's rows include the squat and the rise's intermediate frames (``--free-tail``)
+FREE_TAIL = False
+
+
+def cframes(robot, rows, t_last, squat=None):
+    squat = not FREE_TAIL if squat is None else squat
     frames = []
     for t, hip, knee, ankle, hroll, hyaw, ap, ar, el in rows:
         q = legs(hip, knee, ankle, hroll)
@@ -596,10 +641,12 @@ def cscore1(args, noise=0.0):
     return s, r, key
 
 
-def cma_search(robot, direction, init, t_last, gens, out, sigma=0.3, popsize=12, workers=1, seed=1):
+def cma_search(robot, direction, init, t_last, gens, out, sigma=0.3, popsize=12, workers=1, seed=1, freeze=0):
+    """CMA-ES over the rows after the first ``freeze`` (those are kept as they are)."""
     import cma  # noqa: PLC0415 - optional, search only
 
-    init = np.array(init, dtype=float)
+    frozen = [list(r) for r in init[:freeze]]
+    init = np.array(init[freeze:], dtype=float)
     shape = init.shape
     x0 = (init / CSCALE).ravel()
     es = cma.CMAEvolutionStrategy(x0, sigma, {'popsize': popsize, 'seed': seed, 'verbose': -9})
@@ -607,7 +654,7 @@ def cma_search(robot, direction, init, t_last, gens, out, sigma=0.3, popsize=12,
     best = (-1e9, None)
     for g in range(gens):
         xs = es.ask()
-        rows = [(np.array(x).reshape(shape) * CSCALE).tolist() for x in xs]
+        rows = [frozen + (np.array(x).reshape(shape) * CSCALE).tolist() for x in xs]
         jobs = [(robot, direction, r, t_last, g) for r in rows]
         res = pool.map(cscore, jobs) if pool else [cscore(j) for j in jobs]
         es.tell(xs, [-s for s, _, _ in res])
@@ -620,7 +667,7 @@ def cma_search(robot, direction, init, t_last, gens, out, sigma=0.3, popsize=12,
             print(g, 'gen best', round(res[i][0], 3), 'key', round(max(k for _, _, k in res), 3), flush=True)
         if g % 5 == 4:  # the distribution mean: the robust candidate under noise
             Path(out + '.mean').write_text(
-                repr(((np.array(es.result.xfavorite).reshape(shape) * CSCALE).tolist(), t_last))
+                repr((frozen + (np.array(es.result.xfavorite).reshape(shape) * CSCALE).tolist(), t_last))
             )
     return best
 
@@ -696,15 +743,28 @@ if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'cma':
     p.add_argument('--noisy', type=int, default=0, help='score by the mean of N perturbed trials')
     p.add_argument('--noise', type=float, default=1.0, help='their noise level (Sim.trial)')
     p.add_argument('--split-last', action='store_true', help='split the last free frame in two')
+    p.add_argument('--freeze', type=int, default=0, help='keep the first N rows as they are')
+    p.add_argument('--free-tail', action='store_true', help='the squat is a candidate row too (not SQUAT)')
+    p.add_argument('--mid-rise', action='store_true', help='with --free-tail: add a row half way up the rise')
     p.add_argument('--export', nargs=2, metavar=('ROLL_FILE', 'OUT_DIR'), help='write the YAML skills and exit')
     a = p.parse_args()
+    FREE_TAIL = a.free_tail
     if a.export:
         export(a.robot, a.init, a.export[0], a.export[1])
         raise SystemExit(0)
     if a.init.endswith('.yaml'):
         init = rows_from_yaml(a.init, a.robot)
-        if init and tuple(init[-1][1:4]) == SQUAT[a.robot]:
+        is_squat = bool(init) and tuple(round(v) for v in init[-1][1:4]) == SQUAT[a.robot]
+        if is_squat and not a.free_tail:
             init = init[:-1]
+        if is_squat and a.free_tail and a.mid_rise:
+            # half way up: the mean of the squat and the hold pose, the rise split in two
+            hold = yaml.safe_load((REPO / 'config' / 'robots.yaml').read_text())[a.robot]['hold_pose']
+            sq = init[-1]
+            mid = [a.t_last / 2, (sq[1] + hold['llj1']) / 2, (sq[2] + hold['llj4']) / 2, (sq[3] + hold['llj5']) / 2]
+            mid += [0, 0, (sq[6] + hold['laj1']) / 2, (sq[7] + hold['laj2']) / 2, 0]
+            init = [*init, mid]
+            a.t_last /= 2
     else:
         init = eval(Path(a.init).read_text())[0]
     NOISY_TRIALS, NOISE = a.noisy, a.noise
@@ -723,4 +783,5 @@ if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'cma':
         a.popsize,
         a.workers,
         a.seed,
+        a.freeze,
     )

@@ -65,12 +65,7 @@ def test_reports_falls_with_direction(graph) -> None:
         )
 
 
-K1_GETUP_SKIP = pytest.mark.skip(
-    reason='K1 get-up not reliable yet: bench/bench_getup.py front 75-95%, back 90% over 20 trials'
-)
-
-
-@pytest.fixture(params=['T1', pytest.param('K1', marks=K1_GETUP_SKIP)])
+@pytest.fixture(params=['T1', 'K1'])
 def fast_graph(request: pytest.FixtureRequest):
     """The graph with the server in ``--sync --no-realtime`` mode (the graph sets the pace)."""
     try:
