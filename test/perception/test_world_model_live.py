@@ -1,4 +1,6 @@
-"""Live on RCSSServerMJ: a T1 player plus its world model node, moved by the trainer.
+"""Live on RCSSServerMJ: a T1 player plus its world model node, moved by the trainer,
+walking a course on its own, and getting up after a fall (``SimSession``: server, player
+process, and this process as observer).
 
 The world model never sees ground truth; this test compares its ``pose`` with the
 bridge's ``ground_truth/pose`` (the server's torso pos/quat) and its ``ball`` with
@@ -12,23 +14,27 @@ from __future__ import annotations
 
 import itertools
 import math
-import subprocess
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import PointStamped, PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
-from robocup3d_strategy.servers import stop_process
+from robocup3d_strategy.sim_session import SimSession
 
-pytestmark = pytest.mark.server
+pytestmark = [
+    pytest.mark.server,
+    pytest.mark.skipif(
+        shutil.which('rcssservermj') is None and not (Path(sys.executable).parent / 'rcssservermj').exists(),
+        reason='RCSSServerMJ is not installed (pip install rcsssmj)',
+    ),
+]
 
 BALL_RADIUS = 0.11  # m, RCSSServerMJ's ball
-
-TEAM = 'WMTeam'
-NS = f'/{TEAM}/p1'
 
 
 def _yaw(q: object) -> float:
@@ -39,35 +45,11 @@ def _upright(q: object) -> float:
     return 1 - 2 * (q.x * q.x + q.y * q.y)
 
 
-def _start(cmd: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-
 @pytest.fixture
-def player(mujoco_server):
-    aport, trainer = mujoco_server
-    # The player process composes the world model node with bridge, motion and strategy.
-    procs = [
-        _start(
-            [
-                sys.executable,
-                '-m',
-                'robocup3d_strategy.player',
-                '--server',
-                'mujoco',
-                '--port',
-                str(aport),
-                '--team',
-                TEAM,
-                '--unum',
-                '1',
-                '--world-model',
-            ]
-        ),
-    ]
-    yield trainer
-    for p in procs:
-        stop_process(p, timeout=10)
+def session(tmp_path):
+    """A real-time RCSSServerMJ with one T1 player running its world model (``--world-model``)."""
+    with SimSession('T1', fast=False, log_dir=tmp_path, player_args=('--world-model',)) as s:
+        yield s
 
 
 class _Pairs:
@@ -110,18 +92,20 @@ class _Pairs:
             self.ball_rows.append((t, math.hypot(p.x - self.ball_truth[0], p.y - self.ball_truth[1])))
 
 
-def test_pose_and_ball_follow_trainer_moves(player, observer) -> None:
-    trainer = player
+def test_pose_and_ball_follow_trainer_moves(session) -> None:
+    s = session
+    trainer = s.trainer
+    ns = f'/{s.team}/p{s.unum}'
     pairs = _Pairs()
-    node = observer.node
-    node.create_subscription(PoseStamped, f'{NS}/ground_truth/pose', pairs.on_truth, 50)
-    node.create_subscription(PoseWithCovarianceStamped, f'{NS}/pose', pairs.on_pose, 50)
-    node.create_subscription(PointStamped, f'{NS}/vision/ball', pairs.on_seen, 50)
-    node.create_subscription(Odometry, f'{NS}/ball', pairs.on_ball, 50)
-    assert observer.spin_until(lambda: len(pairs.rows) > 20, 40), 'no pose next to ground truth'
-    # Out of BeforeKickOff, or the strategy node would beam the robot back to its kick-off place.
-    trainer.kick_off('Left')
-    trainer.wait_for(lambda s: s.play_mode == 'KickOff_Left', 10.0)
+    node = s.node
+    node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', pairs.on_truth, 50)
+    node.create_subscription(PoseWithCovarianceStamped, f'{ns}/pose', pairs.on_pose, 50)
+    node.create_subscription(PointStamped, f'{ns}/vision/ball', pairs.on_seen, 50)
+    node.create_subscription(Odometry, f'{ns}/ball', pairs.on_ball, 50)
+    assert s.spin_until(lambda: len(pairs.rows) > 20, 40), 'no pose next to ground truth'
+    # The session has kicked off (out of BeforeKickOff, or the strategy node would beam the
+    # robot back to its kick-off place).
+    trainer.wait_for(lambda st: st.play_mode == 'KickOff_Left', 10.0)
 
     def phase(
         x: float, y: float, theta: float, seconds: float, ball: tuple[float, float] | None
@@ -129,15 +113,15 @@ def test_pose_and_ball_follow_trainer_moves(player, observer) -> None:
         """Move the robot (the ball too, if given); pose rows and ball errors from the arrival on."""
         start, ball_start = len(pairs.rows), len(pairs.ball_rows)
         pairs.ball_truth = None
-        trainer.move_agent(1, TEAM, x, y, 0.7, theta)
+        trainer.move_agent(s.unum, s.team, x, y, 0.7, theta)
         if ball is not None:
             trainer.move_ball(ball[0], ball[1], BALL_RADIUS)
         t_move = time.monotonic()
         # Ball errors count from the first pose sample at the new place on.
-        observer.spin_until(lambda: any(math.hypot(r[3] - x, r[4] - y) < 0.5 for r in pairs.rows[start:]), 5)
+        s.spin_until(lambda: any(math.hypot(r[3] - x, r[4] - y) < 0.5 for r in pairs.rows[start:]), 5)
         pairs.ball_truth = ball or pairs.last_ball
         pairs.last_ball = pairs.ball_truth
-        observer.spin_until(lambda: time.monotonic() - t_move > seconds, seconds + 1)
+        s.spin_until(lambda: time.monotonic() - t_move > seconds, seconds + 1)
         rows = pairs.rows[start:]
         # The phase starts when the server has moved the robot (ground truth at the new place).
         first = next((i for i, r in enumerate(rows) if math.hypot(r[3] - x, r[4] - y) < 0.5), len(rows))
@@ -197,8 +181,6 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
     compared with the server's torso pose every cycle from the first step to the stop,
     and its ball with the centre spot (where the kick-off put it) while the ball is seen.
     """
-    from robocup3d_strategy.sim_session import SimSession  # noqa: PLC0415
-
     pairs = _Pairs()
     with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as s:
         ns = f'/{s.team}/p{s.unum}'
@@ -241,8 +223,6 @@ def test_pose_recovers_after_a_fall_and_get_up(tmp_path) -> None:
     The fall comes with a turn the gyro never sees (the trainer's move is a teleport),
     so the locator must find the heading again from vision once the robot is up.
     """
-    from robocup3d_strategy.sim_session import SimSession  # noqa: PLC0415
-
     pairs = _Pairs()
     with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as s:
         ns = f'/{s.team}/p{s.unum}'
