@@ -18,7 +18,6 @@ import argparse
 import os
 import random
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,50 +33,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from robocup3d_strategy.servers import stop_process  # noqa: E402
+from robocup3d_bridge.framing import recv_frame  # noqa: E402
+from robocup3d_strategy.servers import cpu_seconds, free_port, stop_process  # noqa: E402
 
 PYTHON = sys.executable
 SERVER = Path(PYTHON).with_name('rcssservermj')
 TEAM = 'Bench'
-CLK_TCK = os.sysconf('SC_CLK_TCK')
 
 
 # --- helpers --------------------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
-def recv_frame(sock: socket.socket) -> bytes | None:
-    """One length-prefixed message including its prefix, or ``None`` at EOF."""
-    head = recv_exact(sock, 4)
-    if head is None:
-        return None
-    body = recv_exact(sock, struct.unpack('>I', head)[0])
-    return None if body is None else head + body
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    buf = b''
-    while len(buf) < n:
-        try:
-            chunk = sock.recv(n - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process (``/proc/<pid>/stat`` fields 14 and 15)."""
-    with open(f'/proc/{pid}/stat', encoding='ascii') as f:
-        fields = f.read().rsplit(')', 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def ros_env(domain: int, log_dir: Path) -> dict[str, str]:
@@ -112,7 +76,7 @@ def real_server(workdir: Path) -> int:
     with process(cmd, dict(os.environ), workdir, workdir / 'server.log') as proc:
         monitor = connect_retry(mport, proc)
         # The server crashes if an agent connects before its first step: wait for the monitor's first message.
-        if recv_frame(monitor) is None:
+        if recv_frame(monitor, with_prefix=True) is None:
             raise RuntimeError('the server closed the monitor connection')
         threading.Thread(target=drain, args=(monitor,), daemon=True).start()
         try:
@@ -134,7 +98,7 @@ def connect_retry(port: int, proc: subprocess.Popen, timeout: float = 30.0) -> s
 
 
 def drain(sock: socket.socket) -> None:
-    while recv_frame(sock) is not None:
+    while recv_frame(sock, with_prefix=True) is not None:
         pass
 
 
@@ -168,7 +132,7 @@ class Relay:
         self._up(agent, server)
 
     def _down(self, server: socket.socket, agent: socket.socket) -> None:
-        while (msg := recv_frame(server)) is not None:
+        while (msg := recv_frame(server, with_prefix=True)) is not None:
             self._sent_at.append(time.perf_counter())  # before sending: the reply cannot overtake it
             self.cycles += 1
             try:
@@ -178,7 +142,7 @@ class Relay:
 
     def _up(self, agent: socket.socket, server: socket.socket) -> None:
         first = True
-        while (msg := recv_frame(agent)) is not None:
+        while (msg := recv_frame(agent, with_prefix=True)) is not None:
             now = time.perf_counter()
             try:
                 server.sendall(msg)

@@ -35,8 +35,22 @@ def _player(context, *_):
     ns = f'/{v["team"]}/p{v["unum"]}'
     truthy = ('1', 'true', 'True', 'yes')
     if v['composed'] in truthy:
-        args = ['--server', server, '--host', v['host'], '--port', str(port), '--team', v['team'],
-                '--unum', v['unum'], '--robot', robot, '--type', v['type']]
+        args = [
+            '--server',
+            server,
+            '--host',
+            v['host'],
+            '--port',
+            str(port),
+            '--team',
+            v['team'],
+            '--unum',
+            v['unum'],
+            '--robot',
+            robot,
+            '--type',
+            v['type'],
+        ]
         if v['publish_clock'] in truthy:
             args.append('--publish-clock')
         if v['publish_raw'] not in truthy:
@@ -45,19 +59,51 @@ def _player(context, *_):
             args.append('--world-model')
         return [Node(package='robocup3d', executable='player', name='player', arguments=args, output='screen')]
     common = {'server': server, 'robot': robot, 'robot_type': int(v['type']), 'unum': int(v['unum'])}
-    bridge = {**common, 'host': v['host'], 'port': port, 'team': v['team'],
-              'publish_clock': v['publish_clock'] in truthy, 'publish_raw': v['publish_raw'] in truthy}
+    bridge = {
+        **common,
+        'host': v['host'],
+        'port': port,
+        'team': v['team'],
+        'publish_clock': v['publish_clock'] in truthy,
+        'publish_raw': v['publish_raw'] in truthy,
+    }
     nodes = [
-        Node(package='robocup3d', executable='bridge_node', name='bridge', namespace=ns,
-             parameters=[bridge], output='screen'),
-        Node(package='robocup3d', executable='motion_node', name='motion', namespace=ns,
-             parameters=[common], output='screen'),
-        Node(package='robocup3d', executable='strategy_node', name='strategy', namespace=ns,
-             parameters=[common], output='screen'),
+        Node(
+            package='robocup3d',
+            executable='bridge_node',
+            name='bridge',
+            namespace=ns,
+            parameters=[bridge],
+            output='screen',
+        ),
+        Node(
+            package='robocup3d',
+            executable='motion_node',
+            name='motion',
+            namespace=ns,
+            parameters=[common],
+            output='screen',
+        ),
+        Node(
+            package='robocup3d',
+            executable='strategy_node',
+            name='strategy',
+            namespace=ns,
+            parameters=[common],
+            output='screen',
+        ),
     ]
     if v['world_model'] in truthy:
-        nodes.append(Node(package='robocup3d', executable='world_model_node', name='world_model', namespace=ns,
-                          parameters=[{**common, 'team': v['team']}], output='screen'))
+        nodes.append(
+            Node(
+                package='robocup3d',
+                executable='world_model_node',
+                name='world_model',
+                namespace=ns,
+                parameters=[{**common, 'team': v['team']}],
+                output='screen',
+            )
+        )
     return nodes
 
 

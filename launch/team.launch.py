@@ -38,14 +38,37 @@ def _team(context, *_):
     cfg = parse_team_config(data)  # raises with a clear message on a config that breaks the rules
     nodes = []
     for p in cfg.players:
-        args = ['--server', cfg.server, '--host', cfg.host, '--port', str(cfg.port), '--team', cfg.team,
-                '--unum', str(p.unum), '--robot', p.robot, '--type', str(p.robot_type)]
+        args = [
+            '--server',
+            cfg.server,
+            '--host',
+            cfg.host,
+            '--port',
+            str(cfg.port),
+            '--team',
+            cfg.team,
+            '--unum',
+            str(p.unum),
+            '--robot',
+            p.robot,
+            '--type',
+            str(p.robot_type),
+        ]
         if p.unum == cfg.players[0].unum:
             args.append('--publish-clock')
         if v['publish_raw'] not in ('1', 'true', 'True'):
             args.append('--no-raw')
-        nodes.append(Node(package='robocup3d', executable='player', name=f'player{p.unum}', arguments=args,
-                          output='screen', respawn=True, respawn_delay=1.0))
+        nodes.append(
+            Node(
+                package='robocup3d',
+                executable='player',
+                name=f'player{p.unum}',
+                arguments=args,
+                output='screen',
+                respawn=True,
+                respawn_delay=1.0,
+            )
+        )
     return nodes
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import struct
 
-__all__ = ['MAX_MESSAGE_SIZE', 'FrameDecoder', 'FramingError', 'frame']
+__all__ = ['MAX_MESSAGE_SIZE', 'FrameDecoder', 'FramingError', 'frame', 'recv_frame']
 
 MAX_MESSAGE_SIZE = 4 * 1024 * 1024  # generous: a full SimSpark monitor scene is ~100 kB
 _LEN = struct.Struct('>I')
@@ -19,6 +20,33 @@ def frame(payload: bytes | str) -> bytes:
     if isinstance(payload, str):
         payload = payload.encode('ascii')
     return _LEN.pack(len(payload)) + payload
+
+
+def recv_frame(sock: socket.socket, with_prefix: bool = False) -> bytes | None:
+    """Read one whole message from a blocking socket (with its length prefix if asked); ``None`` at EOF or error."""
+    head = _recv_exact(sock, 4)
+    if head is None:
+        return None
+    size = _LEN.unpack(head)[0]
+    if size > MAX_MESSAGE_SIZE:
+        raise FramingError(f'length prefix {size} exceeds {MAX_MESSAGE_SIZE}')
+    body = _recv_exact(sock, size)
+    if body is None:
+        return None
+    return head + body if with_prefix else body
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
+    buf = b''
+    while len(buf) < n:
+        try:
+            chunk = sock.recv(n - len(buf))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
 
 
 class FrameDecoder:

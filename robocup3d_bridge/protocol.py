@@ -263,8 +263,13 @@ class MujocoProtocol(ServerProtocol):
             if spec is None:
                 raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
             try:
-                q, dq, p, d, tau = (float(pos.get(name, 0.0)), float(vel.get(name, 0.0)), float(kp.get(name, 0.0)),
-                                    float(kd.get(name, 0.0)), float(eff.get(name, 0.0)))
+                q, dq, p, d, tau = (
+                    float(pos.get(name, 0.0)),
+                    float(vel.get(name, 0.0)),
+                    float(kp.get(name, 0.0)),
+                    float(kd.get(name, 0.0)),
+                    float(eff.get(name, 0.0)),
+                )
             except (TypeError, ValueError):
                 raise ActionError(f'{name}: joint command values must be numbers') from None
             if not math.isfinite(q + dq + p + d + tau):  # one test for the common case

@@ -35,6 +35,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402
 from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
+from robocup3d_bridge.framing import recv_frame  # noqa: E402
 from robocup3d_strategy.servers import stop_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,26 +186,12 @@ class ReplayServer:
 
     def _read(self, conn: socket.socket, conn_no: int, hello: threading.Event) -> None:
         while True:
-            head = _recv_exact(conn, 4)
-            body = _recv_exact(conn, struct.unpack('>I', head)[0]) if head is not None else None
+            body = recv_frame(conn)
             if body is None:
                 return
             with self._lock:
                 self.received.append(Received(conn_no, self.sent, body.decode('ascii')))
             hello.set()
-
-
-def _recv_exact(conn: socket.socket, n: int) -> bytes | None:
-    buf = b''
-    while len(buf) < n:
-        try:
-            chunk = conn.recv(n - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 # --- the observer and the player process ----------------------------------------------------------------------------

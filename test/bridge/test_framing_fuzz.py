@@ -11,7 +11,9 @@ import io
 import itertools
 import math
 import re
+import socket
 import tempfile
+import threading
 from functools import cache
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robocup3d_bridge.framing import FrameDecoder, FramingError, frame
+from robocup3d_bridge.framing import FrameDecoder, FramingError, frame, recv_frame
 from robocup3d_bridge.inspect_capture import main as inspect_main
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp, to_sexp
@@ -305,3 +307,38 @@ def test_inspect_reports_every_malformed_line_and_exits_1(capture: tuple[list[st
     assert status == 1
     reported = [int(m[1]) for e in err if (m := re.match(rf'{re.escape(path)}:(\d+): ', e))]
     assert reported == bad
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.binary(min_size=0, max_size=3000), min_size=1, max_size=5), st.integers(1, 700))
+def test_recv_frame_reads_whole_messages_from_a_socket_written_in_pieces(messages: list[bytes], piece: int) -> None:
+    a, b = socket.socketpair()
+    data = b''.join(frame(m) for m in messages)
+
+    def write() -> None:
+        for i in range(0, len(data), piece):
+            a.sendall(data[i : i + piece])
+        a.shutdown(socket.SHUT_WR)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        got = [recv_frame(b) for _ in messages]
+        assert got == messages
+        assert recv_frame(b) is None  # the peer closed: end of stream, no exception
+    finally:
+        writer.join()
+        a.close()
+        b.close()
+
+
+def test_recv_frame_refuses_an_impossible_length_and_keeps_the_prefix_on_request() -> None:
+    a, b = socket.socketpair()
+    try:
+        a.sendall(frame(b'(time (now 1.0))') + b'\xff\xff\xff\xff')
+        assert recv_frame(b, with_prefix=True) == frame(b'(time (now 1.0))')
+        with pytest.raises(FramingError):
+            recv_frame(b)
+    finally:
+        a.close()
+        b.close()
