@@ -31,6 +31,7 @@ import yaml
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.robots import RobotSpec
+from robocup3d_motion.skills.player_base import PlayerBase
 
 __all__ = [
     'DATA_DIR',
@@ -137,26 +138,17 @@ def getup_skill_for(direction: str, skills: Mapping[str, object]) -> str | None:
     return None
 
 
-class KeyframePlayer:
+class KeyframePlayer(PlayerBase):
     """Plays a :class:`KeyframeSkill`: ``execute(reset, t, joints) -> (targets, finished)``."""
 
+    skill: KeyframeSkill
+
     def __init__(self, skill: KeyframeSkill, robot: RobotSpec | None = None) -> None:
-        self.skill = skill
-        self._limits = {j.name: (j.lower, j.upper) for j in robot.joints} if robot else None
-        self._index = -1
+        super().__init__(skill, robot)
         self._t0 = 0.0
         self._start: dict[str, float] = {}
         self._targets: dict[str, float] = {}
         self._last: dict[str, float] = {}
-        self._finished = False
-
-    @property
-    def name(self) -> str:
-        return self.skill.name
-
-    @property
-    def keyframe(self) -> int:
-        return self._index
 
     def is_ready(self) -> bool:
         return True
@@ -186,13 +178,9 @@ class KeyframePlayer:
         f = 1.0 if self._finished or dur <= 0 else min(max((t - self._t0) / dur, 0.0), 1.0)
         for j, target in self._targets.items():
             a = self._start.get(j, target)
-            v = a + (target - a) * f
-            if self._limits is not None:
-                if j not in self._limits:
-                    continue
-                lo, hi = self._limits[j]
-                v = min(max(v, lo), hi)
-            out[j] = v
+            v = self._clamp(j, a + (target - a) * f)
+            if v is not None:
+                out[j] = v
         return out, self._finished
 
     def _enter(self, current: Mapping[str, float]) -> None:

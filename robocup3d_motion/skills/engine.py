@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from robocup3d_motion.robots import RobotSpec
+from robocup3d_motion.skills.player_base import PlayerBase
 from robocup3d_motion.skills.skl import (
     RESET_POSE,
     BodyPart,
@@ -91,7 +92,7 @@ def curve_pose(curve: Curve[float], s: float) -> Pose6[float]:
     )
 
 
-class SkillPlayer:
+class SkillPlayer(PlayerBase):
     """Plays one skill; joint angles in rad, time in s (server time).
 
     Args:
@@ -100,28 +101,18 @@ class SkillPlayer:
         solver: inverse kinematics for setfoot/curve/stabilize.
     """
 
+    skill: Skill[float]
+
     def __init__(self, skill: Skill[float], robot: RobotSpec | None = None, solver: LegSolver | None = None) -> None:
         if not skill.states:
             raise ValueError(f'skill {skill.name} has no keyframes')
-        self.skill = skill
-        self._limits = {j.name: (j.lower, j.upper) for j in robot.joints} if robot else None
+        super().__init__(skill, robot)
         self._solver = solver
-        self._index = -1  # current keyframe; -1: not started
         self._start_t = 0.0
         self._start: dict[str, float] = {}
         self._targets: dict[str, float] = {}
         self._scales: dict[str, float] = {}
         self._curves: tuple[Curve[float], ...] = ()
-        self._finished = False
-
-    @property
-    def name(self) -> str:
-        return self.skill.name
-
-    @property
-    def keyframe(self) -> int:
-        """Index of the keyframe being played (-1 before the first ``execute``)."""
-        return self._index
 
     def is_ready(self) -> bool:
         """Whether the skill can start: it needs a solver if it uses foot commands."""
@@ -209,13 +200,9 @@ class SkillPlayer:
                 f = 1.0
             else:
                 f = min(max(abs(self._scales.get(j, 1.0)) * elapsed / wait, 0.0), 1.0)
-            value = _lerp(start, target, f)
-            if self._limits is not None:
-                if j not in self._limits:
-                    continue
-                lo, hi = self._limits[j]
-                value = min(max(value, lo), hi)
-            out[j] = value
+            value = self._clamp(j, _lerp(start, target, f))
+            if value is not None:
+                out[j] = value
         return out
 
 
