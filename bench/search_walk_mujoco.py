@@ -9,8 +9,8 @@ kp/kd position actuators), driven by the real :class:`~robocup3d_motion.motion_n
 trial costs about 1.3 s of CPU.
 
 A candidate is scored on a forward walk from standstill at ``--speed`` (distance, with falls
-weighing most) under both delays, and on seeded random-command courses (vx, vy, wz changing
-every 1.25 s within the set's limits) where only falls count. Parameters are searched as
+weighing most) under both delays, and on three seeded 20 s random-command courses drawn as
+the walk benchmark draws them (:func:`random_course`) where only falls count. Parameters are searched as
 offsets from the robot's shipped ``positioning`` set, scaled per parameter.
 
 Usage::
@@ -161,12 +161,27 @@ def shipped(robot: str, walk_config: str = 'walk.yaml', name: str = 'positioning
 
 
 def random_course(seed: int, speed: float, p: WalkParams) -> Command:
-    """Seeded commands within the set's limits, changing every 1.25 s (8 of them)."""
+    """Seeded commands as the walk benchmark's random course draws them (``walk_tasks``: vx in
+    [-0.3, 1], vy in [-0.3, 0.3], wz in [-1, 1], each held 1-3 s), clipped to the set's limits
+    and to ``speed``; a course drawn within the limits instead is too easy (it rarely stands
+    still to turn or sidestep) and let through candidates that fell on the server."""
     rng = random.Random(seed)
-    seq = [
-        (rng.uniform(0.0, speed), rng.uniform(-p.max_vy, p.max_vy), rng.uniform(-p.max_wz, p.max_wz)) for _ in range(8)
-    ]
-    return lambda t: seq[min(int(t / 1.25), 7)]
+    seq: list[tuple[float, tuple[float, float, float]]] = []
+    t = 0.0
+    while t < 30.0:
+        vx, vy, wz = rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0)
+        cmd = (
+            min(max(vx, p.min_vx), speed, p.max_vx),
+            min(max(vy, -p.max_vy), p.max_vy),
+            min(max(wz, -p.max_wz), p.max_wz),
+        )
+        seq.append((t, cmd))
+        t += rng.uniform(1.0, 3.0)
+
+    def command(now: float) -> tuple[float, float, float]:
+        return next(c for t0, c in reversed(seq) if now >= t0)
+
+    return command
 
 
 def score(robot: str, p: WalkParams, speed: float) -> tuple[float, dict]:
@@ -179,10 +194,10 @@ def score(robot: str, p: WalkParams, speed: float) -> tuple[float, dict]:
         if r['fell'] is not None:
             f += 1.0 + (9.0 - r['fell']) / 9.0
     for seed, delay in ((1, 1), (2, 2), (3, 2)):
-        r = trial(robot, p, random_course(seed, speed, p), 10.0, delay)
+        r = trial(robot, p, random_course(seed, speed, p), 20.0, delay)
         parts[f'course{seed}'] = r
         if r['fell'] is not None:
-            f += 0.5 + 0.5 * (10.0 - r['fell']) / 10.0
+            f += 0.5 + 0.5 * (20.0 - r['fell']) / 20.0
     return f, parts
 
 
