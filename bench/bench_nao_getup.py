@@ -26,7 +26,10 @@ fall report to the start of that hold. A trial fails if the robot is not upright
 agent sets the pace); without it the server runs in real time as in a match. Set
 ``ROS_DOMAIN_ID`` (default 87) and ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``.
 ``--own-loop`` is a search aid: no player process, our own loop here (ServerLink + skill
-engine + fall detector + P controller at the config gain), much faster.
+engine + fall detector + the motion node's JointController, with its P gain and target-velocity
+feed-forward, and its pause between get-up attempts), much faster. It still differs from the
+graph (no balance controller while standing, no late bridge replies, a different knock-down), so
+confirm through the graph.
 """
 
 from __future__ import annotations
@@ -57,7 +60,9 @@ from robocup3d_bridge.percept import Dialect  # noqa: E402
 from robocup3d_bridge.perception import parse_percept  # noqa: E402
 from robocup3d_bridge.protocol import Action, JointCommand, make_protocol  # noqa: E402
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos  # noqa: E402
+from robocup3d_motion.fall import fall_direction  # noqa: E402
 from robocup3d_motion.getup import getup_skill_for  # noqa: E402
+from robocup3d_motion.joint_control import JointController, control_settings  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
 from robocup3d_motion.robots import RobotSpec, nao  # noqa: E402
 from robocup3d_motion.skills.engine import DATA_DIR, SkillPlayer, SkillRegistry, load_registry  # noqa: E402
@@ -70,11 +75,15 @@ UPRIGHT_Z = 0.30  # m, torso height (standing Nao ~0.34-0.38 with bent knees; si
 UPRIGHT_COS = math.cos(25 * _D2R)
 HOLD = 0.5  # s
 TIMEOUT = 10.0  # s after the fall is detected
+GETUP_PAUSE = 0.3  # s between get-up attempts (the motion node's default getup_pause)
+
+
+ROBOTS_CFG = load_config(REPO / 'config' / 'robots.yaml')
 
 
 def _config_kp() -> float:
     """The Nao's P gain (1/s) from ``config/robots.yaml``, as the motion node uses it."""
-    kp = (load_config(REPO / 'config' / 'robots.yaml').get('nao') or {}).get('controller', {}).get('kp', 8.0)
+    kp = (ROBOTS_CFG.get('nao') or {}).get('controller', {}).get('kp', 8.0)
     return float(kp['default'] if isinstance(kp, dict) else kp)
 
 
@@ -198,14 +207,19 @@ def torsos(message: bytes | str) -> dict[tuple[str, int], Torso]:
 
 
 class NaoAgent:
-    """One Nao on the agent port: sense, P-control towards targets (hinge velocities), syn."""
+    """One Nao on the agent port: sense, control towards targets (hinge velocities), syn.
 
-    def __init__(self, sim: Sim, robot_type: int, unum: int = 1, team: str = 'Bench', kp: float = KP) -> None:
+    The velocities come from the motion node's own :class:`JointController` (P gain of
+    ``config/robots.yaml`` plus its target-velocity feed-forward), so skills move the
+    joints here as they do through the player process.
+    """
+
+    def __init__(self, sim: Sim, robot_type: int, unum: int = 1, team: str = 'Bench') -> None:
         self.sim = sim
         self.robot: RobotSpec = nao(robot_type)
         self.proto = make_protocol(self.robot, team, unum)
         self.unum = unum
-        self.kp = kp
+        self.controller = JointController(self.robot, control_settings(self.robot, ROBOTS_CFG))
         self.link = ServerLink('127.0.0.1', sim.agent_port, 5.0)
         self.percept = None
         self.t = 0.0
@@ -238,15 +252,10 @@ class NaoAgent:
             self.t = p.time
         self.joints.update(p.joint_positions)
 
-    def step(self, targets: dict[str, float], kp: dict[str, float] | None = None) -> None:
-        """Send velocities towards ``targets`` (rad; unnamed joints hold the stand pose), then sense."""
-        vel = {}
-        for j in self.robot.joints:
-            goal = targets.get(j.name, STAND_DEG.get(j.name, 0.0) * _D2R)
-            goal = min(max(goal, j.lower), j.upper)
-            q = self.joints.get(j.name)
-            k = (kp or {}).get(j.name, self.kp)
-            vel[j.name] = 0.0 if q is None else max(-j.max_speed, min(j.max_speed, k * (goal - q)))
+    def step(self, targets: dict[str, float]) -> None:
+        """Send velocities towards ``targets`` (rad; unnamed joints: the hold pose), then sense."""
+        cmd = self.controller.command(targets, self.joints)
+        vel = dict(zip(cmd.names, cmd.velocity, strict=True))
         self.link.send(self.proto.encode(Action(joints=JointCommand(velocity=vel))).text)
         self._recv()
 
@@ -274,6 +283,7 @@ class Controller:
     targets: dict[str, float] = field(default_factory=stand_targets)
     getup_started: float | None = None
     getups: int = 0
+    pause_until: float = -math.inf
     on_cycle: Callable[[NaoAgent], None] | None = None
 
     def sense(self) -> None:
@@ -281,11 +291,15 @@ class Controller:
         self.state = self.detector.update(p.gyro, p.accel, 0.02, p.forces)
 
     def cycle(self, override: dict[str, float] | None = None) -> None:
-        """One cycle: if fallen and idle, start the get-up; play it; else stand."""
+        """One cycle: if fallen and idle, start the get-up; play it; else stand.
+
+        As the motion node: the skill is chosen from the side the torso lies on now, and
+        after a get-up ends the next one waits ``GETUP_PAUSE``."""
         self.sense()
         if override is None:
-            name = getup_skill_for(self.state.direction, self.skills) if self.state.fallen else None
-            if self.player is None and name is not None:
+            lying = fall_direction(self.state.up)
+            name = getup_skill_for(lying, self.skills) if self.state.fallen else None
+            if self.player is None and name is not None and self.agent.t >= self.pause_until:
                 self.player = SkillPlayer(self.skills[name], self.agent.robot)
                 self.reset, self.getups = True, self.getups + 1
                 self.getup_started = self.agent.t
@@ -296,6 +310,7 @@ class Controller:
                 if done:
                     self.player = None
                     self.targets = stand_targets()
+                    self.pause_until = self.agent.t + GETUP_PAUSE
         targets = dict(self.targets)
         if override:
             targets.update(override)
@@ -354,7 +369,7 @@ def place(ctrl: Controller, x: float = 0.0, y: float = 0.0, theta: float = 0.0) 
         agent.step(stand_targets())
     settle_stand(ctrl, 1.0)
     ctrl.detector.reset()
-    ctrl.player, ctrl.targets = None, stand_targets()
+    ctrl.player, ctrl.targets, ctrl.pause_until = None, stand_targets(), -math.inf
 
 
 @dataclass

@@ -66,15 +66,14 @@ def test_nao_stands_60_s(robot_type: int, domain_id: int) -> None:
 
 
 #: (type, direction) pairs whose get-up is not reliable yet, skipped (not hidden) with the rate
-#: measured through the player process (bench/bench_nao_getup.py --fast): front 19/20 on type 0 and
-#: 20/20 on type 2; type 4 front about half (it ends up sitting, and GETUP_FRONT from sitting fails);
-#: types 1 and 3 front 0/10 and back 0 % on every type in the bench's own loop. Back (type 0): the
-#: jack-knife sit-up of GETUP_BACK works 2/8 in the bench's own loop, 0/10 through the player process.
+#: measured through the player process (bench/bench_nao_getup.py --fast --trials 20). Passing (not
+#: listed): front type 0 19/20, type 2 19/20, type 4 20/20; back type 0 19/20, type 4 20/20.
 NOT_YET = {
-    (1, 'front'): 'front get-up fails on type 1 (0/10)',
-    (3, 'front'): 'front get-up fails on type 3 (0/10)',
-    (4, 'front'): 'front get-up about 50 % on type 4 through the player process (ends sitting)',
-    **{(t, 'back'): 'back get-up not reliable yet (type 0: 0/10 through the player process)' for t in TYPES},
+    (1, 'front'): 'front get-up fails on type 1 (0/10: stays face down)',
+    (3, 'front'): 'front get-up fails on type 3 (0/10: stays face down)',
+    (1, 'back'): 'back get-up 14/20 on type 1 (falls again after rising, or stays down)',
+    (2, 'back'): 'back get-up 13/20 on type 2 (falls again after rising, or stays down)',
+    (3, 'back'): 'back get-up fails on type 3 (0/8: sits up, feet never get under it)',
 }
 
 
