@@ -67,43 +67,18 @@ def _player(context, *_):
         'publish_clock': v['publish_clock'] in truthy,
         'publish_raw': v['publish_raw'] in truthy,
     }
+
+    def node(executable: str, name: str, parameters: dict) -> Node:
+        where = {'package': 'robocup3d', 'namespace': ns, 'output': 'screen'}
+        return Node(executable=executable, name=name, parameters=[parameters], **where)
+
     nodes = [
-        Node(
-            package='robocup3d',
-            executable='bridge_node',
-            name='bridge',
-            namespace=ns,
-            parameters=[bridge],
-            output='screen',
-        ),
-        Node(
-            package='robocup3d',
-            executable='motion_node',
-            name='motion',
-            namespace=ns,
-            parameters=[common],
-            output='screen',
-        ),
-        Node(
-            package='robocup3d',
-            executable='strategy_node',
-            name='strategy',
-            namespace=ns,
-            parameters=[common],
-            output='screen',
-        ),
+        node('bridge_node', 'bridge', bridge),
+        node('motion_node', 'motion', common),
+        node('strategy_node', 'strategy', common),
     ]
     if v['world_model'] in truthy:
-        nodes.append(
-            Node(
-                package='robocup3d',
-                executable='world_model_node',
-                name='world_model',
-                namespace=ns,
-                parameters=[{**common, 'team': v['team']}],
-                output='screen',
-            )
-        )
+        nodes.append(node('world_model_node', 'world_model', {**common, 'team': v['team']}))
     return nodes
 
 
