@@ -540,15 +540,22 @@ SEEDS = {
     ],
 }
 
-if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'search':
+
+def frame_search_args(init_help: str = '') -> argparse.ArgumentParser:
+    """The arguments the frame searches (``search``, ``cma``) share."""
     p = argparse.ArgumentParser()
     p.add_argument('mode')
     p.add_argument('--robot', default='T1')
     p.add_argument('--dir', default='back')
-    p.add_argument('--iters', type=int, default=100)
     p.add_argument('--t-last', type=float, default=1.6)
-    p.add_argument('--init', default='')
+    p.add_argument('--init', default='', help=init_help)
     p.add_argument('--out', default='')
+    return p
+
+
+if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'search':
+    p = frame_search_args()
+    p.add_argument('--iters', type=int, default=100)
     p.add_argument('--rng', type=int, default=1)
     p.add_argument('--free-squat', action='store_true', help='search the squat frame too (append it to --init)')
     p.add_argument('--freeze', type=int, default=0, help='keep the first N frames')
@@ -728,14 +735,8 @@ def export(robot, back_file, roll_file, out_dir, t_last=None, settle=0.6):
 
 
 if __name__ == '__main__' and len(sys.argv) > 1 and sys.argv[1] == 'cma':
-    p = argparse.ArgumentParser()
-    p.add_argument('mode')
-    p.add_argument('--robot', default='T1')
-    p.add_argument('--dir', default='back')
+    p = frame_search_args('a YAML skill or a repr file written by this search')
     p.add_argument('--gens', type=int, default=100)
-    p.add_argument('--t-last', type=float, default=1.6)
-    p.add_argument('--init', default='', help='a YAML skill or a repr file written by this search')
-    p.add_argument('--out', default='')
     p.add_argument('--sigma', type=float, default=0.3)
     p.add_argument('--popsize', type=int, default=12)
     p.add_argument('--workers', type=int, default=1)
