@@ -65,10 +65,9 @@ from robocup3d_motion.getup import getup_skill_for  # noqa: E402
 from robocup3d_motion.joint_control import JointController, control_settings  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
 from robocup3d_motion.robots import RobotSpec, nao  # noqa: E402
-from robocup3d_motion.skills.engine import DATA_DIR, SkillPlayer, SkillRegistry, load_registry  # noqa: E402
+from robocup3d_motion.skills.engine import SkillPlayer, SkillRegistry, load_nao_registry  # noqa: E402
 from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server  # noqa: E402
 
-NAO_SKILLS = DATA_DIR / 'nao'
 _D2R = math.pi / 180.0
 
 UPRIGHT_Z = 0.30  # m, torso height (standing Nao ~0.34-0.38 with bent knees; sitting < 0.25)
@@ -263,8 +262,9 @@ class NaoAgent:
 # ----------------------------------------------------------------------------- trial logic
 
 
-def registry() -> SkillRegistry:
-    return load_registry([NAO_SKILLS])
+def registry(robot_type: int, extra_params: tuple[str, ...] = ()) -> SkillRegistry:
+    """The Nao skills as the motion node loads them for ``robot_type`` (plus ``extra_params`` files)."""
+    return load_nao_registry(robot_type, extra_params)
 
 
 def stand_targets() -> dict[str, float]:
@@ -380,6 +380,8 @@ class Trial:
     success: bool = False
     time_to_upright: float | None = None  # s from the fall detection
     note: str = ''
+    attempts: int = 0  # get-ups played
+    trace: list[str] = field(default_factory=list)  # graph trials: truth and motion state every 0.1 s
 
 
 def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) -> Trial:
@@ -396,13 +398,22 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
             return trial
     trial.detected = ctrl.detector.direction
     t_fall = agent.t
+    getups0 = ctrl.getups
     tracker = TruthTracker(sim, agent.unum)
     ctrl.on_cycle = tracker
     upright_since: float | None = None
     try:
+        seen = 0
         while agent.t - t_fall < TIMEOUT:
             ctrl.cycle()
             tor = tracker.last
+            if len(tracker.samples) > seen:
+                seen = len(tracker.samples)
+                name = ctrl.player.skill.name if ctrl.player is not None else 'stand'
+                trial.trace.append(
+                    f'{tracker.last_t - t_fall:5.1f}s z={tor.pos[2]:.2f} up={tor.up[2]:+.2f} skill={name} '
+                    f'fallen={ctrl.state.fallen} tilt_deg={math.degrees(ctrl.state.tilt):.0f}'
+                )
             if tor is not None and tor.upright and ctrl.player is None:
                 upright_since = tracker.last_t if upright_since is None else upright_since
                 if tracker.last_t - upright_since >= HOLD:
@@ -410,6 +421,7 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
             elif tor is not None and tracker.last_t > (upright_since or -1):
                 upright_since = None
         if upright_since is None or agent.t - t_fall >= TIMEOUT:
+            trial.attempts = ctrl.getups - getups0
             tor = tracker.last
             trial.note = (
                 f'not upright after {TIMEOUT:.0f} s (torso z={tor.pos[2]:.2f} up={tor.up[2]:.2f})'
@@ -420,9 +432,16 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
         trial.time_to_upright = upright_since - t_fall
         # Still standing 1 s later?
         t1 = agent.t
-        while agent.t - t1 < 1.0:
+        while agent.t - t1 < 1.0 or tracker.last_t < t1 + 1.0:  # a truth sample from 1 s on
             ctrl.cycle()
-        tor = truth(sim, agent.unum, ctrl.cycle)
+            if len(tracker.samples) > seen:
+                seen = len(tracker.samples)
+                tor = tracker.last
+                trial.trace.append(f'{tracker.last_t - t_fall:5.1f}s z={tor.pos[2]:.2f} up={tor.up[2]:+.2f} (hold)')
+            if agent.t - t1 > 5.0:
+                break
+        trial.attempts = ctrl.getups - getups0
+        tor = tracker.last if tracker.last_t >= t1 + 1.0 else None
         trial.success = bool(tor and tor.upright)
         if not trial.success:
             trial.note = 'fell again after getting up'
@@ -453,12 +472,16 @@ class GraphRig:
     and no beam can stand the robot up).
     """
 
-    def __init__(self, sim: Sim, robot_type: int, domain_id: int, unum: int = 1) -> None:
+    def __init__(
+        self, sim: Sim, robot_type: int, domain_id: int, unum: int = 1, skill_params: tuple[str, ...] = ()
+    ) -> None:
         self.sim, self.robot_type, self.unum, self.domain_id = sim, robot_type, unum, domain_id
+        self.skill_params = skill_params
         self.robot = nao(robot_type)
         self.proc: subprocess.Popen | None = None
         self.state: dict = {}
         self.falls: list[tuple[float, str]] = []  # (game time, direction) of each fallen report
+        self.bridge: dict[str, str] = {}  # the bridge's latest diagnostics (replies_fallback, ...)
         self._node = self._executor = self._context = self._pub = None
 
     # -- life cycle
@@ -472,6 +495,8 @@ class GraphRig:
         cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'simspark', '--host', '127.0.0.1']
         cmd += ['--port', str(self.sim.agent_port), '--team', TEAM, '--unum', str(self.unum)]
         cmd += ['--type', str(self.robot_type), '--no-raw']
+        if self.skill_params:
+            cmd += ['--skill-params', *self.skill_params]
         with open(self.sim.cwd / 'player.log', 'ab') as out:
             self.proc = subprocess.Popen(
                 cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -501,6 +526,7 @@ class GraphRig:
         import json  # noqa: PLC0415
 
         import rclpy  # noqa: PLC0415
+        from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
         from rclpy.context import Context  # noqa: PLC0415
         from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
         from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: PLC0415
@@ -523,6 +549,13 @@ class GraphRig:
             self.state = st
 
         self._node.create_subscription(String, f'{ns}/motion_state', on_state, latched)
+
+        def on_diagnostics(msg: DiagnosticArray) -> None:
+            for status in msg.status:
+                if status.name == f'{ns}/bridge':
+                    self.bridge = {kv.key: kv.value for kv in status.values}
+
+        self._node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
         self._pub = self._node.create_publisher(JointState, f'{ns}/joint_targets', 1)
         self._JointState = JointState
 
@@ -552,7 +585,10 @@ class GraphRig:
         """Pump for ``seconds`` of game time."""
         t_end = self.now + seconds
         if not self.spin_until(lambda: self.now >= t_end, wall_timeout):
-            raise RuntimeError(f'game time stuck at {self.now:.2f} (play mode {self.sim.trainer.state.play_mode})')
+            raise RuntimeError(
+                f'game time stuck at {self.now:.2f} (play mode {self.sim.trainer.state.play_mode}), '
+                f'motion state {self.state}; player log:\n{self.player_log()}'
+            )
 
     def truth(self, wall_timeout: float = 10.0) -> Torso | None:
         """The torso pose from a freshly requested full monitor state."""
@@ -570,8 +606,12 @@ class GraphRig:
     def place(self, x: float, y: float, theta: float, tries: int = 6) -> bool:
         """Put the robot on its feet (trainer) and wait until it stands still, not getting up."""
         trainer = self.sim.trainer
+        before = self.now
         trainer.set_time(0.0)  # keep clear of half time (and the beams of the kick-off after it)
         trainer.set_play_mode('PlayOn')
+        # Wait for the monitor to report the reset: run_for() counts from the time it last saw.
+        if before > 1.0 and not self.spin_until(lambda: self.now < before - 0.5, 30.0):
+            raise RuntimeError(f'the server did not take (time 0): game time {self.now:.2f}')
         self.run_for(0.1)
         for _ in range(tries):
             # A get-up still running would throw the robot over again: hold it on its feet until it ends.
@@ -594,6 +634,7 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
         trial.note = 'could not be put on its feet'
         return trial
     getups0 = rig.state.get('getups', 0)
+    late0 = int(rig.bridge.get('replies_fallback', 0))
     rig.falls.clear()
     rig.set_targets(KNOCK_DEG[direction])
     t0 = rig.now
@@ -606,14 +647,22 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
     t_fall, trial.detected = rig.falls[0]
     upright_since: float | None = None
     next_truth = t_fall
+    wall_deadline = time.monotonic() + 120.0
     while rig.now - t_fall < TIMEOUT:
+        if time.monotonic() > wall_deadline:
+            raise RuntimeError(f'game time stuck at {rig.now:.2f} (play mode {rig.sim.trainer.state.play_mode})')
         rig.pump()
         if rig.now < next_truth:
             continue
         next_truth = rig.now + 0.1
         t = rig.now
         tor = rig.truth()
-        if tor is not None and tor.upright and not rig.state.get('getup') and not rig.state.get('fallen'):
+        st = rig.state
+        trial.trace.append(
+            f'{t - t_fall:5.1f}s z={tor.pos[2]:.2f} up={tor.up[2]:+.2f} ' if tor else f'{t - t_fall:5.1f}s no truth '
+        )
+        trial.trace[-1] += ' '.join(f'{k}={st.get(k)}' for k in ('skill', 'fallen', 'direction', 'getup', 'tilt_deg'))
+        if tor is not None and tor.upright and not st.get('getup') and not st.get('fallen'):
             upright_since = t if upright_since is None else upright_since
             if t - upright_since >= HOLD:
                 break
@@ -627,9 +676,12 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
             if tor
             else 'no truth'
         )
+        trial.trace.append(f'late bridge replies: {int(rig.bridge.get("replies_fallback", 0)) - late0}')
         return trial
     trial.time_to_upright = upright_since - t_fall
+    trial.attempts = rig.state.get('getups', 0) - getups0
     rig.run_for(1.0)
+    trial.trace.append(f'late bridge replies: {int(rig.bridge.get("replies_fallback", 0)) - late0}')
     tor = rig.truth()
     trial.success = bool(tor and tor.upright)
     if not trial.success:
@@ -638,10 +690,12 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
 
 
 @contextlib.contextmanager
-def graph(robot_type: int, fast: bool, domain_id: int | None = None) -> Iterator[GraphRig]:
+def graph(
+    robot_type: int, fast: bool, domain_id: int | None = None, skill_params: tuple[str, ...] = ()
+) -> Iterator[GraphRig]:
     """A server, the player process of ``robot_type`` and the watching node; all stopped afterwards."""
     with simspark(fast) as sim:
-        rig = GraphRig(sim, robot_type, default_domain_id() if domain_id is None else domain_id)
+        rig = GraphRig(sim, robot_type, default_domain_id() if domain_id is None else domain_id, 1, skill_params)
         try:
             rig.start()
             yield rig
@@ -650,11 +704,17 @@ def graph(robot_type: int, fast: bool, domain_id: int | None = None) -> Iterator
 
 
 def run_type_graph(
-    robot_type: int, directions: list[str], trials: int, fast: bool, seed: int, verbose: bool = False
+    robot_type: int,
+    directions: list[str],
+    trials: int,
+    fast: bool,
+    seed: int,
+    verbose: bool = False,
+    skill_params: tuple[str, ...] = (),
 ) -> list[Trial]:
     rng = random.Random(seed * 100 + robot_type)
     out: list[Trial] = []
-    with graph(robot_type, fast) as rig:
+    with graph(robot_type, fast, skill_params=skill_params) as rig:
         for direction in directions:
             for i in range(trials):
                 tr = run_graph_trial(rig, direction, rng)
@@ -702,9 +762,11 @@ def _print_trial(tr: Trial, i: int) -> None:
     tt = f'{tr.time_to_upright:.2f}s' if tr.time_to_upright is not None else '-'
     print(
         f'  type {tr.robot_type} {tr.direction:5s} #{i + 1:2d}: detected={tr.detected or "-":5s} '
-        f'{"ok  " if tr.success else "FAIL"} {tt} {tr.note}',
+        f'{"ok  " if tr.success else "FAIL"} {tt} {tr.attempts} get-up(s) {tr.note}',
         flush=True,
     )
+    if tr.trace and (not tr.success or tr.attempts > 1):
+        print('\n'.join(f'      {line}' for line in tr.trace), flush=True)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -717,11 +779,17 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run_type(
-    robot_type: int, directions: list[str], trials: int, fast: bool, seed: int, verbose: bool = False
+    robot_type: int,
+    directions: list[str],
+    trials: int,
+    fast: bool,
+    seed: int,
+    verbose: bool = False,
+    skill_params: tuple[str, ...] = (),
 ) -> list[Trial]:
     rng = random.Random(seed * 100 + robot_type)
     out: list[Trial] = []
-    skills = registry()
+    skills = registry(robot_type, skill_params)
     with simspark(fast) as sim:
         agent = NaoAgent(sim, robot_type)
         agent.connect()
@@ -741,13 +809,14 @@ def run_type(
 
 def table(results: list[Trial]) -> str:
     lines = [
-        'type  direction  success   detected-as      median_s  p90_s   max_s',
-        '----  ---------  --------  ---------------  --------  ------  ------',
+        'type  direction  success   first-try  detected-as      median_s  p90_s   max_s',
+        '----  ---------  --------  ---------  ---------------  --------  ------  ------',
     ]
     keys = sorted({(r.robot_type, r.direction) for r in results})
     for t, d in keys:
         rs = [r for r in results if (r.robot_type, r.direction) == (t, d)]
         ok = [r for r in rs if r.success]
+        first = sum(r.attempts == 1 for r in ok)
         times = [r.time_to_upright for r in ok if r.time_to_upright is not None]
         det = {}
         for r in rs:
@@ -755,7 +824,8 @@ def table(results: list[Trial]) -> str:
         dets = ','.join(f'{k}:{v}' for k, v in sorted(det.items()))
         med = statistics.median(times) if times else math.nan
         lines.append(
-            f'{t:<4d}  {d:<9s}  {len(ok):>2d}/{len(rs):<2d}     {dets:<15s}  {med:8.2f}  '
+            f'{t:<4d}  {d:<9s}  {len(ok):>2d}/{len(rs):<2d}     {first:>2d}/{len(rs):<2d}      {dets:<15s}  '
+            f'{med:8.2f}  '
             f'{percentile(times, 0.9):6.2f}  {max(times) if times else math.nan:6.2f}'
         )
     return '\n'.join(lines)
@@ -770,6 +840,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--own-loop', action='store_true', help='search aid: our own loop instead of the player process')
     ap.add_argument('--stand', type=float, metavar='S', help='only the stand test: S s of game time per type')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--params', nargs='+', default=[], metavar='FILE', help='extra skill parameter files (tuning)')
     ap.add_argument('-v', '--verbose', action='store_true')
     args = ap.parse_args(argv)
     if args.stand:
@@ -789,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
     run = run_type if args.own_loop else run_type_graph
     for t in args.types:
         t0 = time.monotonic()
-        results += run(t, args.directions, args.trials, args.fast, args.seed, args.verbose)
+        results += run(t, args.directions, args.trials, args.fast, args.seed, args.verbose, tuple(args.params))
         print(f'type {t} done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print(
         f'{"own loop" if args.own_loop else "player process"}; upright = monitor scene-graph torso z >= '

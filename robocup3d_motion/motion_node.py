@@ -75,6 +75,7 @@ class MotionCore:
         getup_pause: float = 0.3,
         walk_cfg: dict | None = None,
         cmd_timeout: float = 0.5,
+        skill_params: tuple[str, ...] = (),
     ) -> None:
         self.robot = robot
         self.settings = control_settings(robot, robots_cfg)
@@ -93,9 +94,12 @@ class MotionCore:
         if robot.server == 'mujoco':
             self.skills.update(load_keyframe_dir(robot))
         else:
-            from robocup3d_motion.skills.engine import DATA_DIR, load_registry  # noqa: PLC0415
+            from robocup3d_motion.skills.engine import load_nao_registry  # noqa: PLC0415
 
-            self._skl = load_registry([DATA_DIR, DATA_DIR / 'nao'])
+            try:
+                self._skl = load_nao_registry(robot.robot_type, skill_params)
+            except (OSError, ValueError) as exc:  # a missing/bad parameter file, an unknown $name
+                raise ConfigError(f'Nao skills: {exc}') from None
             self.skills.update({name: None for name in self._skl})
         self.imu_timeout = imu_timeout
         self.getup_pause = getup_pause
@@ -335,6 +339,8 @@ class MotionNode(Node):
         imu_timeout = float(self.declare_parameter('imu_timeout', 0.3).value)
         walk_file = self.declare_parameter('walk_config', 'walk.yaml').value
         cmd_timeout = float(self.declare_parameter('cmd_timeout', 0.5).value)
+        # Nao: skill parameter files read after the shipped defaultParams(_t<type>).txt, in order
+        skill_params = tuple(str(self.declare_parameter('skill_params', '').value).split())
         # local: the bridge in this process calls step_percept() directly (no DDS hop per cycle).
         self.local = bool(self.declare_parameter('local', False).value)
         self.robot = robot_spec(server, robot, robot_type)
@@ -345,6 +351,7 @@ class MotionNode(Node):
                 imu_timeout,
                 walk_cfg=load_config(walk_file),
                 cmd_timeout=cmd_timeout,
+                skill_params=skill_params,
             )
         except ConfigError as exc:
             raise ValueError(str(exc)) from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rclpy.parameter import Parameter
 
@@ -48,6 +49,13 @@ def player_parser() -> argparse.ArgumentParser:
         '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
     )
     p.add_argument('--walk-config', default='walk.yaml', help='walk parameter file (name in config/ or a path)')
+    p.add_argument(
+        '--skill-params',
+        nargs='+',
+        default=[],
+        metavar='FILE',
+        help='Nao: skill parameter files read after the shipped defaultParams(_t<type>).txt',
+    )
     return p
 
 
@@ -81,7 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         return made['bridge']
 
     def motion(**kw: object) -> MotionNode:
-        extra = [Parameter('local', value=local), Parameter('walk_config', value=args.walk_config)]
+        extra = [
+            Parameter('local', value=local),
+            Parameter('walk_config', value=args.walk_config),
+            Parameter('skill_params', value=' '.join(str(Path(f).resolve()) for f in args.skill_params)),
+        ]
         node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])
         if local:  # bridge and motion share this process: hand each cycle over directly
             made['bridge'].attach_motion(node.step_percept)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from robocup3d_motion.robots import RobotSpec
+from robocup3d_motion.skills.params import load_type_params
 from robocup3d_motion.skills.player_base import PlayerBase
 from robocup3d_motion.skills.skl import (
     RESET_POSE,
@@ -43,7 +44,7 @@ from robocup3d_motion.skills.skl import (
     resolve_files,
 )
 
-__all__ = ['DATA_DIR', 'LegSolver', 'SkillPlayer', 'SkillRegistry', 'load_registry']
+__all__ = ['DATA_DIR', 'LegSolver', 'SkillPlayer', 'SkillRegistry', 'load_nao_registry', 'load_registry']
 
 #: Our own skills, in the skill language (see data/README.md).
 DATA_DIR = Path(__file__).resolve().parent / 'data'
@@ -253,3 +254,13 @@ def load_registry(paths: Iterable[str | Path], params: Mapping[str, float] | Non
         found = sorted(path.glob('*.skl')) if path.is_dir() else [path]
         files += [load_skill_file(p) for p in found]
     return SkillRegistry(resolve_files(files, params or {}).values())
+
+
+def load_nao_registry(robot_type: int, extra_params: Iterable[str | Path] = ()) -> SkillRegistry:
+    """The shipped Nao skills (``data/*.skl``, ``data/nao/*.skl``) resolved for heterogeneous ``robot_type``.
+
+    Parameters come from ``data/nao/defaultParams.txt``, then ``defaultParams_t<robot_type>.txt``,
+    then ``extra_params`` (a later file overrides an earlier one).
+    """
+    params = load_type_params(DATA_DIR / 'nao', robot_type, extra_params)
+    return load_registry([DATA_DIR, DATA_DIR / 'nao'], params)

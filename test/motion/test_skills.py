@@ -529,3 +529,38 @@ def test_shipped_and_reference_skills_load_together(ut: Path) -> None:
         load_registry([DATA_DIR, ut / 'skills'], p)
     registry = load_registry([DATA_DIR, ut / 'skills' / 'kick.skl'], p)
     assert 'SKILL_KICK_RIGHT_LEG' in registry and 'SKILL_WAVE_LEFT_ARM' in registry
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+def test_nao_getup_skills_resolve_per_type_within_limits(robot_type: int) -> None:
+    """The shipped get-ups resolve against defaultParams.txt + the type's file and stay within its joint ranges."""
+    registry = engine.load_nao_registry(robot_type)
+    robot = nao(robot_type)
+    for name in ('GETUP_FRONT', 'GETUP_BACK'):
+        player = registry.player(name, robot)
+        steps = list(run(player, dict.fromkeys(robot.joint_names, 0.0)))
+        assert steps[-1][2], f'{name} did not finish'
+        for _, targets, _ in steps:
+            for j, v in targets.items():
+                assert robot.by_name[j].lower - 1e-9 <= v <= robot.by_name[j].upper + 1e-9, (name, j, v / D2R)
+
+
+def test_nao_skill_parameter_files_override_in_order(tmp_path: Path) -> None:
+    """An extra parameter file changes the skill for that load only; an unknown file is an error."""
+    extra = tmp_path / 'mine.txt'
+    extra.write_text('# faster rise\ngetup_front_3_leg3\t40\n')
+    base = engine.load_nao_registry(0)['GETUP_FRONT']
+    mine = engine.load_nao_registry(0, [extra])['GETUP_FRONT']
+
+    def hip_targets(skill: skl.Skill) -> list[float]:
+        return [
+            dict(c.targets)['llj3']
+            for state in skill.states
+            for c in state.commands
+            if isinstance(c, skl.SetTarget) and 'llj3' in dict(c.targets)
+        ]
+
+    assert hip_targets(base)[2] == pytest.approx(54.0 * D2R) and hip_targets(mine)[2] == pytest.approx(40.0 * D2R)
+    assert hip_targets(base)[:2] == hip_targets(mine)[:2]
+    with pytest.raises(OSError):
+        engine.load_nao_registry(0, [tmp_path / 'missing.txt'])
