@@ -404,7 +404,8 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
     upright_since: float | None = None
     try:
         seen = 0
-        while agent.t - t_fall < TIMEOUT:
+        held = False
+        while upright_since is not None or agent.t - t_fall < TIMEOUT:  # as run_graph_trial
             ctrl.cycle()
             tor = tracker.last
             if len(tracker.samples) > seen:
@@ -415,12 +416,14 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
                     f'fallen={ctrl.state.fallen} tilt_deg={math.degrees(ctrl.state.tilt):.0f}'
                 )
             if tor is not None and tor.upright and ctrl.player is None:
-                upright_since = tracker.last_t if upright_since is None else upright_since
-                if tracker.last_t - upright_since >= HOLD:
+                if upright_since is None and tracker.last_t - t_fall < TIMEOUT:
+                    upright_since = tracker.last_t
+                if upright_since is not None and tracker.last_t - upright_since >= HOLD:
+                    held = True
                     break
             elif tor is not None and tracker.last_t > (upright_since or -1):
                 upright_since = None
-        if upright_since is None or agent.t - t_fall >= TIMEOUT:
+        if not held:
             trial.attempts = ctrl.getups - getups0
             tor = tracker.last
             trial.note = (
@@ -648,7 +651,10 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
     upright_since: float | None = None
     next_truth = t_fall
     wall_deadline = time.monotonic() + 120.0
-    while rig.now - t_fall < TIMEOUT:
+    held = False
+    # Until TIMEOUT, or the end of the hold of an upright spell that began before it (the monitor's
+    # answers take a while, so the last sample may come after TIMEOUT).
+    while upright_since is not None or rig.now - t_fall < TIMEOUT:
         if time.monotonic() > wall_deadline:
             raise RuntimeError(f'game time stuck at {rig.now:.2f} (play mode {rig.sim.trainer.state.play_mode})')
         rig.pump()
@@ -663,12 +669,13 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
         )
         trial.trace[-1] += ' '.join(f'{k}={st.get(k)}' for k in ('skill', 'fallen', 'direction', 'getup', 'tilt_deg'))
         if tor is not None and tor.upright and not st.get('getup') and not st.get('fallen'):
-            upright_since = t if upright_since is None else upright_since
-            if t - upright_since >= HOLD:
+            upright_since = t if upright_since is None and t - t_fall < TIMEOUT else upright_since
+            if upright_since is not None and t - upright_since >= HOLD:
+                held = True
                 break
         else:
             upright_since = None
-    if upright_since is None or rig.now - t_fall >= TIMEOUT:
+    if not held:
         tor = rig.truth()
         trial.note = (
             f'not upright after {TIMEOUT:.0f} s (torso z={tor.pos[2]:.2f} up={tor.up[2]:.2f}, '
@@ -843,6 +850,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--params', nargs='+', default=[], metavar='FILE', help='extra skill parameter files (tuning)')
     ap.add_argument('-v', '--verbose', action='store_true')
     args = ap.parse_args(argv)
+    # SIGTERM (timeout, kill) unwinds like Ctrl-C, so the server and the player process are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.stand:
         ok = True
         for t in args.types:
