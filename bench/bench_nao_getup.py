@@ -6,7 +6,8 @@ nodes). The trainer (monitor port) keeps the game in ``PlayOn`` (no beams), puts
 robot on its feet at a random place and heading, and is the ground truth. A ROS node in
 this process watches ``motion_state`` and knocks the robot over by publishing a falling
 pose on ``joint_targets`` (``front``: hips flexed hard, arms swung back; ``back``: hips
-extended, knees bent); it clears the pose as soon as the motion node reports the fall.
+extended, knees bent; ``left``/``right``: both hips rolled to that side); it clears the pose
+as soon as the motion node reports the fall.
 The motion node's own fall detector (:mod:`robocup3d_motion.nao_fall`) then picks the
 get-up skill (``skills/data/nao/getup_*.skl``), played by the skill engine through the
 P joint controller, and we time how long it takes to be upright.
@@ -19,7 +20,7 @@ fall report to the start of that hold. A trial fails if the robot is not upright
 ``TIMEOUT`` s after the fall, or is not still standing 1 s later.
 
     PYTHONPATH=. python bench/bench_nao_getup.py --fast --trials 20 [--types 0 1 2 3 4]
-        [--directions front back] [--seed 1] [-v]
+        [--directions front back left right] [--seed 1] [--params FILE...] [-v]
     PYTHONPATH=. python bench/bench_nao_getup.py --fast --stand 60     # stand test only
 
 ``--fast`` runs the server with ``SIMSPARK_SYNC=1 SIMSPARK_REALTIME=0`` (flat out; the
@@ -120,6 +121,9 @@ KNOCK_DEG = {
     'front': {'llj3': 70, 'rlj3': 70, 'llj4': 0, 'rlj4': 0, 'llj5': 30, 'rlj5': 30, 'laj1': 90, 'raj1': 90},
     # Hips extended, knees bent, ankles toes-up: sits back and rolls onto the back.
     'back': {'llj3': -25, 'rlj3': -25, 'llj4': -60, 'rlj4': -60, 'llj5': -45, 'rlj5': -45, 'laj1': -120, 'raj1': -120},
+    # Both legs rolled to one side (hip roll, the ankles the other way), the arm on that side up.
+    'left': {'llj2': -35, 'rlj2': -35, 'llj6': 25, 'rlj6': 25, 'raj2': -90},
+    'right': {'llj2': 35, 'rlj2': 35, 'llj6': -25, 'rlj6': -25, 'laj2': 90},
 }
 
 
@@ -842,7 +846,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--trials', type=int, default=20)
     ap.add_argument('--types', type=int, nargs='+', default=[0, 1, 2, 3, 4])
-    ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=['front', 'back'])
+    ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=list(KNOCK_DEG))
     ap.add_argument('--fast', action='store_true', help='SIMSPARK_SYNC=1 SIMSPARK_REALTIME=0')
     ap.add_argument('--own-loop', action='store_true', help='search aid: our own loop instead of the player process')
     ap.add_argument('--stand', type=float, metavar='S', help='only the stand test: S s of game time per type')
