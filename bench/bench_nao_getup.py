@@ -714,25 +714,37 @@ def graph(
             rig.close()
 
 
-def run_type_graph(
-    robot_type: int,
-    directions: list[str],
-    trials: int,
-    fast: bool,
-    seed: int,
-    verbose: bool = False,
-    skill_params: tuple[str, ...] = (),
-) -> list[Trial]:
-    rng = random.Random(seed * 100 + robot_type)
-    out: list[Trial] = []
-    with graph(robot_type, fast, skill_params=skill_params) as rig:
-        for direction in directions:
-            for i in range(trials):
-                tr = run_graph_trial(rig, direction, rng)
-                out.append(tr)
-                if verbose:
-                    _print_trial(tr, i)
-    return out
+@dataclass(frozen=True)
+class Plan:
+    """What a bench run does per type: ``trials`` knock-downs per direction, in order."""
+
+    directions: tuple[str, ...]
+    trials: int
+    fast: bool
+    seed: int
+    verbose: bool = False
+    skill_params: tuple[str, ...] = ()
+
+    def rng(self, robot_type: int) -> random.Random:
+        """The placements' random source for ``robot_type`` (same seed, same places)."""
+        return random.Random(self.seed * 100 + robot_type)
+
+    def run(self, trial: Callable[[str], Trial]) -> list[Trial]:
+        """``trial(direction)`` for every direction and trial, printed as they end if verbose."""
+        out: list[Trial] = []
+        for direction in self.directions:
+            for i in range(self.trials):
+                out.append(trial(direction))
+                if self.verbose:
+                    _print_trial(out[-1], i)
+        return out
+
+
+def run_type_graph(robot_type: int, plan: Plan) -> list[Trial]:
+    """``plan``'s trials of ``robot_type`` through the player process."""
+    rng = plan.rng(robot_type)
+    with graph(robot_type, plan.fast, skill_params=plan.skill_params) as rig:
+        return plan.run(lambda direction: run_graph_trial(rig, direction, rng))
 
 
 @dataclass
@@ -789,33 +801,19 @@ def percentile(values: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
-def run_type(
-    robot_type: int,
-    directions: list[str],
-    trials: int,
-    fast: bool,
-    seed: int,
-    verbose: bool = False,
-    skill_params: tuple[str, ...] = (),
-) -> list[Trial]:
-    rng = random.Random(seed * 100 + robot_type)
-    out: list[Trial] = []
-    skills = registry(robot_type, skill_params)
-    with simspark(fast) as sim:
+def run_type(robot_type: int, plan: Plan) -> list[Trial]:
+    """``plan``'s trials of ``robot_type`` in our own loop (the search aid)."""
+    rng = plan.rng(robot_type)
+    skills = registry(robot_type, plan.skill_params)
+    with simspark(plan.fast) as sim:
         agent = NaoAgent(sim, robot_type)
         agent.connect()
         try:
             ctrl = Controller(agent, skills)
             settle_stand(ctrl, 0.5)
-            for direction in directions:
-                for i in range(trials):
-                    tr = run_trial(sim, ctrl, direction, rng)
-                    out.append(tr)
-                    if verbose:
-                        _print_trial(tr, i)
+            return plan.run(lambda direction: run_trial(sim, ctrl, direction, rng))
         finally:
             agent.close()
-    return out
 
 
 def table(results: list[Trial]) -> str:
@@ -871,9 +869,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     results: list[Trial] = []
     run = run_type if args.own_loop else run_type_graph
+    plan = Plan(tuple(args.directions), args.trials, args.fast, args.seed, args.verbose, tuple(args.params))
     for t in args.types:
         t0 = time.monotonic()
-        results += run(t, args.directions, args.trials, args.fast, args.seed, args.verbose, tuple(args.params))
+        results += run(t, plan)
         print(f'type {t} done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print(
         f'{"own loop" if args.own_loop else "player process"}; upright = monitor scene-graph torso z >= '
