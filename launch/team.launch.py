@@ -13,7 +13,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from robocup3d_bridge.config_files import load_config
-from robocup3d_strategy.team_config import parse_team_config
+from robocup3d_strategy.team_config import parse_team_config, player_args
 
 ARGS = {
     'server': ('mujoco', 'mujoco (RCSSServerMJ) or simspark (rcssserver3d)'),
@@ -38,24 +38,7 @@ def _team(context, *_):
     cfg = parse_team_config(data)  # raises with a clear message on a config that breaks the rules
     nodes = []
     for p in cfg.players:
-        args = [
-            '--server',
-            cfg.server,
-            '--host',
-            cfg.host,
-            '--port',
-            str(cfg.port),
-            '--team',
-            cfg.team,
-            '--unum',
-            str(p.unum),
-            '--robot',
-            p.robot,
-            '--type',
-            str(p.robot_type),
-        ]
-        if p.unum == cfg.players[0].unum:
-            args.append('--publish-clock')
+        args = player_args(cfg, p, publish_clock=p.unum == cfg.players[0].unum)
         if v['publish_raw'] not in ('1', 'true', 'True'):
             args.append('--no-raw')
         nodes.append(

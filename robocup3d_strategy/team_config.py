@@ -10,7 +10,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.protocol import ActionError, check_team_name
 from robocup3d_motion.robots import MUJOCO_ROBOTS, NAO_TYPES
 
-__all__ = ['PlayerConfig', 'TeamConfig', 'check_hetero_types', 'parse_team_config']
+__all__ = ['PlayerConfig', 'TeamConfig', 'check_hetero_types', 'parse_team_config', 'player_args']
 
 MAX_PLAYERS = {'simspark': 11, 'mujoco': 11}
 
@@ -89,3 +89,10 @@ def parse_team_config(data: dict, server: str | None = None) -> TeamConfig:
     return TeamConfig(
         server, team, str(data.get('host', '127.0.0.1')), int(data.get('port', default_port)), tuple(players)
     )
+
+
+def player_args(config: TeamConfig, player: PlayerConfig, publish_clock: bool = False) -> list[str]:
+    """The ``robocup3d player`` arguments that put ``player`` of ``config`` on its server."""
+    args = ['--server', config.server, '--host', config.host, '--port', str(config.port), '--team', config.team]
+    args += ['--unum', str(player.unum), '--robot', player.robot, '--type', str(player.robot_type)]
+    return [*args, '--publish-clock'] if publish_clock else args

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_strategy.ros_env import ros_environment
-from robocup3d_strategy.team_config import PlayerConfig, TeamConfig, parse_team_config
+from robocup3d_strategy.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
 __all__ = ['TeamRunner', 'main']
 
@@ -41,29 +41,9 @@ class TeamRunner:
 
     def command(self, p: PlayerConfig) -> list[str]:
         """The command line that starts player ``p``."""
-        c = self.config
-        cmd = [
-            sys.executable,
-            '-m',
-            'robocup3d_strategy.player',
-            '--server',
-            c.server,
-            '--host',
-            c.host,
-            '--port',
-            str(c.port),
-            '--team',
-            c.team,
-            '--unum',
-            str(p.unum),
-            '--robot',
-            p.robot,
-            '--type',
-            str(p.robot_type),
-            *self.extra_args,
-        ]
-        if p.unum == self.clock_player:
-            cmd.append('--publish-clock')
+        clock = p.unum == self.clock_player
+        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', *player_args(self.config, p, clock)]
+        cmd += self.extra_args
         return cmd
 
     def start(self, stagger: float = 0.1) -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
-from robocup3d_strategy.team_config import check_hetero_types, parse_team_config
+from robocup3d_strategy.team_config import check_hetero_types, parse_team_config, player_args
 from robocup3d_strategy.team_runner import load_team, team_parser
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,6 +131,19 @@ def test_shipped_mujoco_config_accepted() -> None:
     assert cfg.port == 60000
     assert [p.unum for p in cfg.players] == list(range(1, 8))
     assert {p.robot for p in cfg.players} == {'T1'}
+
+
+def test_player_args_start_each_player_as_configured() -> None:
+    """The arguments the runner and team.launch.py give each player parse back to its config entry."""
+    pytest.importorskip('rclpy')
+    from robocup3d_strategy.player import player_parser  # noqa: PLC0415
+
+    cfg = parse_team_config(load_config('team_simspark.yaml'))
+    for p in cfg.players:
+        args = player_parser().parse_args(player_args(cfg, p, publish_clock=p.unum == 1))
+        assert (args.server, args.host, args.port, args.team) == (cfg.server, cfg.host, cfg.port, cfg.team)
+        assert (args.unum, args.robot, args.robot_type) == (p.unum, p.robot, p.robot_type)
+        assert args.publish_clock == (p.unum == 1)
 
 
 def test_load_team_overrides() -> None:
