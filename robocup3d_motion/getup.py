@@ -16,8 +16,9 @@ targets over ``t``; joints a frame does not name keep their last target (as the
 ``settar`` semantics of the skill engine). :class:`KeyframePlayer` follows
 :class:`~robocup3d_motion.skills.engine.SkillPlayer`'s protocol,
 ``execute(reset, t, joints) -> (targets, finished)``, so the motion node plays both
-kinds alike. :data:`GETUP_SKILLS` names the skill per fall direction; a robot
-without one (the Nao, for now) just reports that it lies on the ground.
+kinds alike. :data:`GETUP_SKILLS` names the skill per fall direction (the Nao's
+are ``.skl`` files under ``skills/data/nao/``); a robot without one just reports
+that it lies on the ground.
 """
 
 from __future__ import annotations

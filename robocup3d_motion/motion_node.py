@@ -22,7 +22,7 @@ Degrading safely: a malformed or unknown request is refused and logged (the robo
 keeps doing what it did); if the IMU stops, balance and fall handling pause and the
 robot holds its current pose; if ``joint_states`` stop, the node stops too and the
 bridge holds the last pose. Nothing here is robot-specific: a robot without get-up
-skills (the Nao, for now) reports its falls and holds its pose.
+skills reports its falls and holds its pose.
 """
 
 from __future__ import annotations
