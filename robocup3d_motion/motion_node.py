@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 
@@ -340,7 +341,8 @@ class MotionNode(Node):
         walk_file = self.declare_parameter('walk_config', 'walk.yaml').value
         cmd_timeout = float(self.declare_parameter('cmd_timeout', 0.5).value)
         # Nao: skill parameter files read after the shipped defaultParams(_t<type>).txt, in order
-        skill_params = tuple(str(self.declare_parameter('skill_params', '').value).split())
+        # (os.pathsep-separated, as PATH, so a path may hold spaces)
+        skill_params = tuple(f for f in str(self.declare_parameter('skill_params', '').value).split(os.pathsep) if f)
         # local: the bridge in this process calls step_percept() directly (no DDS hop per cycle).
         self.local = bool(self.declare_parameter('local', False).value)
         self.robot = robot_spec(server, robot, robot_type)

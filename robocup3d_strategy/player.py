@@ -7,6 +7,7 @@ start only the bridge, when the other nodes run in processes of their own).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [
             Parameter('local', value=local),
             Parameter('walk_config', value=args.walk_config),
-            Parameter('skill_params', value=' '.join(str(Path(f).resolve()) for f in args.skill_params)),
+            Parameter('skill_params', value=os.pathsep.join(str(Path(f).resolve()) for f in args.skill_params)),
         ]
         node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])
         if local:  # bridge and motion share this process: hand each cycle over directly
