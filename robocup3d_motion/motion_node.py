@@ -133,6 +133,12 @@ class MotionCore:
         self.contacts: dict[str, bool] | None = None
         self._stand_from: tuple[dict[str, float], float] | None = None
         self.stand_ramp = 0.5  # s from the walk stance to the hold pose
+        # A walk that has come to rest waits this long in its stance before easing into the
+        # stand: a command in that time walks on from there. Leaving and re-entering the walk
+        # stance at once (commands with gaps near cmd_timeout) rocks the robot over.
+        self.walk_linger = 1.0
+        self._rest_since: float | None = None
+        self._stand_asked = False  # a stand request: no lingering
 
     # -- inputs
     def on_imu(
@@ -159,6 +165,7 @@ class MotionCore:
         name = text.strip() if isinstance(text, str) else ''
         if name.lower() in (STAND, 'hold'):
             self.commander.stop()
+            self._stand_asked = True
             if not self.is_getup and self.skill != WALK:
                 self._start(STAND)
             return ''
@@ -192,6 +199,7 @@ class MotionCore:
         why = self._walk_refusal('cmd_vel', (vx, vy, wz))
         if not why:
             self.commander.set_velocity(vx, vy, wz, self.now if now is None else now)
+            self._stand_asked = False
         return why
 
     def set_walk_target(self, x: float, y: float, yaw: float, now: float | None = None) -> str:
@@ -199,6 +207,7 @@ class MotionCore:
         why = self._walk_refusal('walk_target', (x, y, yaw))
         if not why:
             self.commander.set_target(x, y, yaw, self.now if now is None else now)
+            self._stand_asked = False
         return why
 
     def _walk_refusal(self, what: str, values: tuple[float, ...]) -> str:
@@ -212,6 +221,7 @@ class MotionCore:
 
     def _start(self, name: str, getup: bool = False) -> None:
         self.skill, self.is_getup, self._reset = name, getup, True
+        self._rest_since, self._stand_asked = None, False
         if name in (STAND, WALK):
             self.player = None
             if name == WALK and self.walk is not None:
@@ -262,7 +272,11 @@ class MotionCore:
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None
             cmd = self.walk.step(dt, gyro, pitch, self.contacts, start_pose=self.last_cmd)
-            if not self.walk.moving and not self.commander.active(t):
+            if self.walk.moving or self.commander.active(t):
+                self._rest_since = None
+            elif self._rest_since is None:
+                self._rest_since = t
+            elif self._stand_asked or t - self._rest_since >= self.walk_linger:
                 self._start(STAND)
                 self._stand_from = (dict(cmd), t)
         else:
@@ -282,10 +296,10 @@ class MotionCore:
         return cmd
 
     def _walk_wanted(self, t: float) -> bool:
-        """Walk while commanded, or until a running walk has come to rest; never while fallen."""
+        """Walk while commanded, or until a running walk has rested ``walk_linger`` s; never while fallen."""
         if self.state.fallen and self.imu_ok:
             return False
-        return self.commander.active(t) or (self.skill == WALK and self.walk is not None and self.walk.moving)
+        return self.commander.active(t) or (self.skill == WALK and self.walk is not None)
 
     def gains(self) -> tuple[dict[str, float], dict[str, float]]:
         """The PD gains in force: the robot's, with the running skill's overrides."""
@@ -295,9 +309,10 @@ class MotionCore:
             kd.update(self.player.skill.kd)
         elif self.skill == WALK and self.walk is not None:
             p = self.walk.params
+            b = self.walk.blend  # stiffen along with the blend into the walk stance: a jump jolts the body
             for name in self.walk.leg_joints:  # stiff enough not to sag under the body
-                kp[name] = max(kp[name], p.kp_legs)
-                kd[name] = max(kd[name], p.kd_legs)
+                kp[name] += b * max(0.0, p.kp_legs - kp[name])
+                kd[name] += b * max(0.0, p.kd_legs - kd[name])
         return kp, kd
 
     def state_dict(self) -> dict:

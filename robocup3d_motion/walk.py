@@ -38,6 +38,7 @@ from robocup3d_motion.kinematics import UnreachableError, legs_ik
 __all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'walk_params', 'walk_sets']
 
 G = 9.81
+START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,8 +254,8 @@ class WalkEngine:
             if self.t_in_step >= p.period - 1e-9 or late:
                 self._land()
                 self._next_step()
-        elif self.blend >= 1.0:
-            self._next_step()
+        elif self.blend >= 1.0 and (gyro is None or max(abs(gyro[0]), abs(gyro[1])) < START_RATE):
+            self._next_step()  # from rest: once the body has stopped rocking
         out = self._targets(gyro, pitch)
         if self.blend < 1.0 and start_pose:
             b = _smooth(self.blend)

@@ -116,6 +116,32 @@ def test_support_foot_moves_back_by_one_step_per_period() -> None:
     assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
 
 
+def test_walk_starts_from_rest_only_once_the_body_is_still() -> None:
+    eng = WalkEngine(body_for('T1'), _sets('T1')['positioning'])
+    eng.blend = 1.0
+    eng.set_command(0.3, 0.0, 0.0)
+    for _ in range(20):  # still rocking (pitch rate 1 rad/s): no first step
+        eng.step(DT, gyro=(0.0, 1.0, 0.0))
+    assert not eng.walking and eng.steps == 0
+    eng.step(DT, gyro=(0.0, 0.05, 0.0))
+    assert eng.walking and eng.steps == 1
+
+
+def test_core_stiffens_the_legs_along_with_the_blend_into_the_walk() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    p, knee = core.walk.params, 'llj4'
+    stand_kp = core.gains()[0][knee]
+    assert p.kp_legs > stand_kp
+    t, seen = 0.0, []
+    for _ in range(round(p.ramp / DT) + 5):
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+        seen.append(core.gains()[0][knee])
+    assert all(b >= a for a, b in pairwise(seen))  # no jump: rises with the blend
+    assert seen[0] < stand_kp + 0.2 * (p.kp_legs - stand_kp) and seen[-1] == pytest.approx(p.kp_legs)
+
+
 def test_commands_are_clipped_and_speed_changes_gradually() -> None:
     p = _sets('T1')['positioning']
     eng = WalkEngine(body_for('T1'), p)
@@ -225,6 +251,49 @@ def test_core_walks_on_cmd_vel_stops_when_it_lapses_and_eases_back_to_the_hold_p
         cmd = _cycle(core, t, _Imu.upright())
     assert core.skill == 'stand' and not core.walk.moving
     assert cmd['llj4'] == pytest.approx(core.settings.hold_pose['llj4'], abs=1e-6)
+
+
+def _walk_then_rest(core: MotionCore, t: float) -> float:
+    """Walk 2 s on cmd_vel, then no commands until the walk has come to rest; the time then."""
+    for _ in range(int(2.0 / DT)):
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+    while core.walk.moving:
+        t += DT
+        _cycle(core, t, _Imu.upright())
+    return t
+
+
+def test_core_lingers_in_the_walk_stance_so_a_new_command_walks_on_from_there() -> None:
+    """Commands with gaps: the walk stops, rests in its stance, and walks on without a new start."""
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    t = _walk_then_rest(core, 0.0)
+    steps = core.walk.steps
+    for _ in range(int(0.5 * core.walk_linger / DT)):  # resting, within the linger
+        t += DT
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk' and not core.walk.walking
+    core.set_velocity(0.3, 0.0, 0.0, now=t)
+    for _ in range(5):
+        t += DT
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk' and core.walk.walking and core.walk.steps > steps  # no ramp into the stance again
+    t = _walk_then_rest(core, t)
+    for _ in range(int(core.walk_linger / DT) + 2):  # past the linger: the stand takes over
+        t += DT
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'stand'
+
+
+def test_core_a_stand_request_ends_the_walk_without_lingering() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    t = _walk_then_rest(core, 0.0)
+    assert core.skill == 'walk'
+    assert core.request('stand') == ''
+    t += DT
+    _cycle(core, t, _Imu.upright())
+    assert core.skill == 'stand'
 
 
 def test_core_refuses_bad_commands_and_unknown_sets() -> None:
