@@ -7,6 +7,7 @@ start only the bridge, when the other nodes run in processes of their own).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
@@ -25,6 +26,17 @@ __all__ = ['main', 'player_namespace', 'player_parser']
 def player_namespace(team: str, unum: int) -> str:
     """The ROS namespace of a player: ``/<team>/p<unum>``."""
     return f'/{team}/p{unum}'
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'not a number: {text!r}') from None
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f'must be a positive number of seconds, got {text!r}')
+    return value
 
 
 def player_parser() -> argparse.ArgumentParser:
@@ -50,6 +62,13 @@ def player_parser() -> argparse.ArgumentParser:
         '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
     )
     p.add_argument('--walk-config', default='walk.yaml', help='walk parameter file (name in config/ or a path)')
+    p.add_argument(
+        '--cmd-timeout',
+        type=_seconds,
+        default=0.5,
+        metavar='S',
+        help='server seconds a cmd_vel stays in force (longer for harnesses that lag a server in sync mode)',
+    )
     p.add_argument(
         '--skill-params',
         nargs='+',
@@ -93,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [
             Parameter('local', value=local),
             Parameter('walk_config', value=args.walk_config),
+            Parameter('cmd_timeout', value=args.cmd_timeout),
             Parameter('skill_params', value=os.pathsep.join(str(Path(f).resolve()) for f in args.skill_params)),
         ]
         node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])

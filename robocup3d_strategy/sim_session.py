@@ -142,6 +142,11 @@ class SimSession:
             cmd += ['--robot', self.robot]
         if self.walk_config:
             cmd += ['--walk-config', self.walk_config]
+        if self.fast:
+            # A server in sync mode runs as fast as the player answers, and this process, which
+            # sends the commands, can fall behind it by many cycles on a loaded machine: keep a
+            # command in force for 2 s of server time so that the lag does not stop the walk.
+            cmd += ['--cmd-timeout', '2.0']
         cmd += list(self.player_args)
         with open(self.log_dir / 'player.log', 'ab') as out:
             self.player = subprocess.Popen(
