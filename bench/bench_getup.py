@@ -183,15 +183,22 @@ class Graph:
             f'(move3d {x:.4f} {y:.4f} {z:.4f} {q[0]:.6f} {q[1]:.6f} {q[2]:.6f} {q[3]:.6f}))'
         )
 
-    def stand_up_placed(self, attempts: int = 3) -> None:
-        """Put the robot upright at (-3, 0) and let it settle (2 s). After a failed get-up the
-        player may still be playing its skill and fall again: place it again (up to
-        ``attempts`` times) until it stands with the motion node back in ``stand``."""
+    def stand_up_placed(self, attempts: int = 3) -> bool:
+        """Put the robot upright at (-3, 0) and let it settle (2 s); True once it stands.
+
+        A get-up still playing would throw it over again: wait (up to 10 s of server time)
+        for the motion node to be back in ``stand`` first. Then place it, up to ``attempts``
+        times, until it stands with the motion node in ``stand``."""
         for _ in range(attempts):
+            for _ in range(500):
+                if not self.state.get('getup'):
+                    break
+                self.sim_wait(1)
             self.place(-3.0, 0.0, STAND_Z[self.robot] + 0.03, (1.0, 0.0, 0.0, 0.0))
             self.sim_wait(100)
             if self.upright() and self.state.get('skill') == 'stand' and not self.state.get('fallen'):
-                return
+                return True
+        return False
 
     def getup_trial(self, direction: str, rng: random.Random, timeout: float = TIMEOUT) -> float | None:
         """Lay the robot down; seconds (server cycles * 0.02) until upright for 1 s, or None."""

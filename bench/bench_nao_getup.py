@@ -376,6 +376,11 @@ def place(ctrl: Controller, x: float = 0.0, y: float = 0.0, theta: float = 0.0) 
     ctrl.player, ctrl.targets, ctrl.pause_until = None, stand_targets(), -math.inf
 
 
+#: notes of trials that measured no get-up: the bench could not set up the fall
+NOT_PLACED = 'could not be put on its feet'
+NOT_KNOCKED = 'did not fall'
+
+
 @dataclass
 class Trial:
     robot_type: int
@@ -398,7 +403,7 @@ def run_trial(sim: Sim, ctrl: Controller, direction: str, rng: random.Random) ->
     while not ctrl.detector.fallen:
         ctrl.cycle(override=knock)
         if agent.t - t0 > 4.0:
-            trial.note = 'did not fall'
+            trial.note = NOT_KNOCKED
             return trial
     trial.detected = ctrl.detector.direction
     t_fall = agent.t
@@ -638,7 +643,7 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
     """Knock the player over ``direction`` and time its get-up (as :func:`run_trial`, through the graph)."""
     trial = Trial(rig.robot_type, direction)
     if not rig.place(rng.uniform(-8, -2), rng.uniform(-5, 5), rng.uniform(-180, 180)):
-        trial.note = 'could not be put on its feet'
+        trial.note = NOT_PLACED
         return trial
     getups0 = rig.state.get('getups', 0)
     late0 = int(rig.bridge.get('replies_fallback', 0))
@@ -647,7 +652,7 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
     t0 = rig.now
     try:
         if not rig.spin_until(lambda: bool(rig.falls) or rig.now - t0 > 4.0, 60.0) or not rig.falls:
-            trial.note = 'did not fall'
+            trial.note = NOT_KNOCKED
             return trial
     finally:
         rig.set_targets({})

@@ -85,9 +85,17 @@ def test_nao_gets_up(robot_type: int, direction: str, domain_id: int) -> None:
     b = _bench()
     trials = int(os.environ.get('R3D_GETUP_TRIALS', '20'))  # the measure: >= 90 % of 20
     rng = random.Random(robot_type)
+    results, set_up_failed = [], []
     with b.graph(robot_type, fast=True, domain_id=domain_id) as rig:
-        results = [b.run_graph_trial(rig, direction, rng) for _ in range(trials)]
-    print('\n' + b.table(results))
+        # A trial where the bench could not stand the robot up or knock it over measured no
+        # get-up: it is run again, at most three times per case, and shown.
+        while len(results) < trials:
+            t = b.run_graph_trial(rig, direction, rng)
+            if t.note in (b.NOT_PLACED, b.NOT_KNOCKED) and len(set_up_failed) < 3:
+                set_up_failed.append(t.note)
+            else:
+                results.append(t)
+    print('\n' + b.table(results) + (f'\nrun again: {set_up_failed}' if set_up_failed else ''))
     for t in results:
         # The knock-down really produced the fall we asked for, and the motion node saw it that way.
         assert t.detected == direction, f'{direction} fall seen as {t.detected!r} ({t.note})'
