@@ -74,6 +74,7 @@ class WalkParams:
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
+    gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
 
 
 ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
