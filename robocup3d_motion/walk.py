@@ -74,6 +74,7 @@ class WalkParams:
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
+    combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
 
 
@@ -169,11 +170,16 @@ class WalkEngine:
         """Desired velocity (m/s, m/s, rad/s), clipped to the parameter set's limits."""
         p = self.params
         vals = [v if math.isfinite(v) else 0.0 for v in (vx, vy, wz)]
-        self.command = (
-            _limit(vals[0], p.min_vx, p.max_vx),
-            _limit(vals[1], -p.max_vy, p.max_vy),
-            _limit(vals[2], -p.max_wz, p.max_wz),
-        )
+        vx = _limit(vals[0], p.min_vx, p.max_vx)
+        vy = _limit(vals[1], -p.max_vy, p.max_vy)
+        wz = _limit(vals[2], -p.max_wz, p.max_wz)
+        if p.combo_limit > 0.0:  # a blend of motions, each near its limit, within an ellipsoid
+            vx_max = p.max_vx if vx >= 0.0 else -p.min_vx
+            norm = math.sqrt(sum((v / m) ** 2 for v, m in ((vx, vx_max), (vy, p.max_vy), (wz, p.max_wz)) if m > 0.0))
+            if norm > p.combo_limit:
+                k = p.combo_limit / norm
+                vx, vy, wz = vx * k, vy * k, wz * k
+        self.command = (vx, vy, wz)
 
     @property
     def odometry(self) -> tuple[float, float, float]:

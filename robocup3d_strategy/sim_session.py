@@ -286,6 +286,7 @@ class SimSession:
         # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
         self.request('stand')
         self.spin_until(lambda: self.state.get('skill') == 'stand' and not self.state.get('fallen'), 5.0)
+        self.wait_cycles(40)  # and the stand has risen out of the walk's crouch (0.5 s)
         if self.simspark:
             self._place_simspark(x, y, yaw, z, settle_cycles)
             return

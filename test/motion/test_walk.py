@@ -116,6 +116,20 @@ def test_support_foot_moves_back_by_one_step_per_period() -> None:
     assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
 
 
+def test_a_blend_of_motions_near_their_limits_is_scaled_into_the_ellipsoid() -> None:
+    p = replace(_sets('T1')['positioning'], combo_limit=1.0)
+    eng = WalkEngine(body_for('T1'), p)
+    eng.set_command(p.max_vx, 0.0, 0.0)  # one motion at its limit: untouched
+    assert eng.command == (p.max_vx, 0.0, 0.0)
+    eng.set_command(0.0, 9.0, -9.0)  # sidestep and turn, both clipped to their limits, then scaled
+    vy, wz = eng.command[1:]
+    assert math.hypot(vy / p.max_vy, wz / p.max_wz) == pytest.approx(1.0)
+    assert vy > 0.0 > wz and vy / p.max_vy == pytest.approx(-wz / p.max_wz)
+    eng = WalkEngine(body_for('T1'), replace(p, combo_limit=0.0))  # 0: off
+    eng.set_command(0.0, 9.0, -9.0)
+    assert eng.command == (0.0, p.max_vy, -p.max_wz)
+
+
 def test_walk_starts_from_rest_only_once_the_body_is_still() -> None:
     eng = WalkEngine(body_for('T1'), _sets('T1')['positioning'])
     eng.blend = 1.0
@@ -143,7 +157,7 @@ def test_core_stiffens_the_legs_along_with_the_blend_into_the_walk() -> None:
 
 
 def test_commands_are_clipped_and_speed_changes_gradually() -> None:
-    p = _sets('T1')['positioning']
+    p = replace(_sets('T1')['positioning'], combo_limit=0.0)
     eng = WalkEngine(body_for('T1'), p)
     eng.set_command(9.0, -9.0, float('nan'))
     assert eng.command == (p.max_vx, -p.max_vy, 0.0)
