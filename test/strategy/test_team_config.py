@@ -224,3 +224,14 @@ def test_cli_rejects_bad_team_name_option(tmp_path: Path) -> None:
     assert res.returncode == 2, res
     assert "team name 'my team'" in res.stderr
     assert not (tmp_path / 'logs').exists()
+
+
+@pytest.mark.parametrize('value', ['0', '-1', 'nan', 'inf', 'soon'])
+def test_player_refuses_a_cmd_timeout_that_is_not_a_positive_time(value: str, capsys: pytest.CaptureFixture) -> None:
+    pytest.importorskip('rclpy')
+    from robocup3d_strategy.player import player_parser  # noqa: PLC0415
+
+    assert player_parser().parse_args(['--cmd-timeout', '2.5']).cmd_timeout == 2.5
+    with pytest.raises(SystemExit):
+        player_parser().parse_args(['--cmd-timeout', value])
+    assert '--cmd-timeout' in capsys.readouterr().err
