@@ -18,6 +18,8 @@ Usage::
     PYTHONPATH=. python bench/search_walk_mujoco.py eval --robot T1 --speed 0.7 [--walk-config F]
     PYTHONPATH=. python bench/search_walk_mujoco.py cma --robot T1 --speed 0.75 --gens 30 \
         [--sigma 0.1] [--workers 2] [--init RESULT.json] --out RESULT.json
+    PYTHONPATH=. python bench/search_walk_mujoco.py courses --robot T1 --set sprint --seeds 1 30 \
+        [--set-param combo_limit=0 accel_w=20]             # falls on seeded random courses
     PYTHONPATH=. python bench/search_walk_mujoco.py export RESULT.json --robot T1 --set sprint \
         --max-vx 0.7 [--mean] > walk_T1.yaml     # the walk file, ready for --walk-config
 
@@ -50,7 +52,7 @@ from search_getup_mujoco import Sim  # noqa: E402
 
 from robocup3d_bridge.config_files import load_config  # noqa: E402
 from robocup3d_motion.motion_node import MotionCore  # noqa: E402
-from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets  # noqa: E402
+from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_params, walk_sets  # noqa: E402
 
 NAMES = (
     'period',
@@ -280,6 +282,12 @@ def main() -> None:
     ev.add_argument('--speed', type=float, default=0.6)
     ev.add_argument('--walk-config', default='walk.yaml')
     ev.add_argument('--set', default='positioning')
+    co = sub.add_parser('courses', help="falls of a walk file's set on seeded 20 s random courses")
+    co.add_argument('--robot', default='T1')
+    co.add_argument('--walk-config', default='walk.yaml')
+    co.add_argument('--set', default='positioning')
+    co.add_argument('--seeds', type=int, nargs=2, default=(1, 30), metavar=('FIRST', 'LAST'))
+    co.add_argument('--set-param', nargs='*', default=[], metavar='NAME=VALUE', help='override (YAML units)')
     cm = sub.add_parser('cma', help='CMA-ES over the walk parameters')
     cm.add_argument('--robot', default='T1')
     cm.add_argument('--speed', type=float, default=0.75)
@@ -304,6 +312,14 @@ def main() -> None:
                 f'turned {math.degrees(r["turned"]):6.1f} deg  fell {r["fell"]}'
             )
         print(f'score {f:.3f}')
+    elif a.mode == 'courses':
+        p = shipped(a.robot, a.walk_config, a.set)
+        override = dict(kv.split('=', 1) for kv in a.set_param)
+        p = walk_params({k: float(v) for k, v in override.items()}, p)
+        seeds = range(a.seeds[0], a.seeds[1] + 1)
+        fell = [s for s in seeds if trial(a.robot, p, random_course(s, 0.7, p), 20.0)['fell'] is not None]
+        n = len(seeds)
+        print(f'{a.robot} {a.set} {override or ""}: {len(fell)} of {n} courses fell (seeds {fell})')
     elif a.mode == 'cma':
         cma_search(a.robot, a.speed, a.gens, a.out, a.sigma, a.workers, a.init)
     else:
