@@ -58,6 +58,7 @@ class BridgeNode(Node):
         # (see attach_motion); the joint_commands topic is then not read.
         local_motion = bool(self.declare_parameter('local_motion', False).value)
         self._motion_step: Callable[[Percept], JointCommand | None] | None = None
+        self._listeners: list[Callable[[Percept], None]] = []  # in-process consumers of every cycle
         if not prefix:
             prefix = self.get_namespace().strip('/') + '/' if self.get_namespace() != '/' else ''
 
@@ -74,7 +75,7 @@ class BridgeNode(Node):
         self._game_age = 0
 
         self.pub_joints = self.create_publisher(JointState, 'joint_states', 1)
-        self.pub_imu = self.create_publisher(Imu, 'imu', 1)
+        self.pub_imu = self.create_publisher(Imu, 'imu', 10)  # integrators downstream want every one
         self.pub_feet = {f: self.create_publisher(WrenchStamped, f'foot_contacts/{f}', 1) for f in self.robot.feet}
         self.pub_vision = self.create_publisher(MarkerArray, 'vision/objects', 1)
         self.pub_ball = self.create_publisher(PointStamped, 'vision/ball', 1)
@@ -121,6 +122,14 @@ class BridgeNode(Node):
         if not self._thread.is_alive():
             self._thread.start()
 
+    def attach_listener(self, take: Callable[[Percept], None]) -> None:
+        """Hand every cycle's percept to ``take`` as well (in order, after the reply; none dropped).
+
+        A node in this process that integrates every cycle (the world model) uses this
+        instead of the topics, whose delivery can lag or drop on a busy machine.
+        """
+        self._listeners.append(take)
+
     def _on_percept(self, p: Percept, raw: str) -> None:
         if self._motion_step is not None:
             try:
@@ -161,6 +170,11 @@ class BridgeNode(Node):
         self._maybe_publish_game(p)
         if self.publish_raw and wanted(self.pub_raw_in):
             self.pub_raw_in.publish(String(data=raw))
+        for take in self._listeners:
+            try:
+                take(p)
+            except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the server link
+                self.get_logger().error(f'cycle listener failed: {exc!r}', throttle_duration_sec=1.0)
 
     def _maybe_publish_game(self, p: Percept) -> None:
         if p.game is None:

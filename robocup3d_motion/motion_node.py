@@ -381,7 +381,7 @@ class MotionNode(Node):
         self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
         self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
-        self.pub_odom = self.create_publisher(Odometry, 'odom', 5)  # the walk's velocity (twist only)
+        self.pub_odom = self.create_publisher(Odometry, 'odom', 10)  # the walk's velocity (twist only)
         self._odom = Odometry()
         self._odom.header.frame_id = 'odom'
         self._odom.child_frame_id = 'base_footprint'

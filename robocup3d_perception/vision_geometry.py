@@ -20,7 +20,7 @@ from robocup3d_motion.body import Body
 from robocup3d_motion.kinematics import camera_pose
 from robocup3d_perception.representations import CameraObservations, LevelObservations, frozen_array
 
-__all__ = ['CameraModel', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera']
+__all__ = ['CameraModel', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera', 'shift_level']
 
 
 def polar_to_camera(distance: float, azimuth: float, elevation: float) -> tuple[float, float, float]:
@@ -101,3 +101,28 @@ class CameraModel:
         lines = level(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else np.zeros((0, 2, 3))
         axis = rot[:, 0]
         return LevelObservations(names, lm, ball, tuple(players), lines, math.atan2(axis[1], axis[0]), float(origin[2]))
+
+
+def shift_level(obs: LevelObservations, dx: float, dy: float, dyaw: float) -> LevelObservations:
+    """``obs`` seen from a pose that has since moved by ``(dx, dy)`` m and turned ``dyaw`` rad
+    (in the old level frame): the same observations in the new level frame.
+
+    A ``See`` that reaches the world model a few cycles late is brought to the present this way.
+    """
+    c, s = math.cos(dyaw), math.sin(dyaw)
+    rot = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])  # R(-dyaw)
+    off = np.array([dx, dy, 0.0])
+
+    def move(points: np.ndarray) -> np.ndarray:
+        return (points - off) @ rot.T
+
+    lines = obs.lines
+    return LevelObservations(
+        obs.landmark_names,
+        move(obs.landmarks),
+        move(obs.ball) if obs.ball is not None else None,
+        tuple((team, unum, move(xyz)) for team, unum, xyz in obs.players),
+        move(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else lines,
+        math.atan2(math.sin(obs.camera_yaw - dyaw), math.cos(obs.camera_yaw - dyaw)),
+        obs.camera_height,
+    )

@@ -12,6 +12,11 @@ Modules run in a fixed order each cycle (``MODULE_ORDER``, checked by a test):
 While the body turns fast (falling, being knocked over) the vision is not used: the
 tilt estimate lags and would place everything wrongly; the particles diffuse more.
 
+Inputs may come late: in the node, a ``See`` can reach the world model a few IMU
+cycles after its own time (on a busy machine). Time never goes back; a late ``See`` is
+projected with the tilt and neck angles of its own cycle (kept for ``HISTORY_S``), then
+moved into the present by the dead-reckoned motion since (:func:`shift_level`).
+
 Everything is estimated in the absolute (server) frame; ``WorldState.side`` says
 which way we attack (conversions turn it into the published ``field`` frame).
 """
@@ -19,6 +24,7 @@ which way we attack (conversions turn it into the published ``field`` frame).
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,9 +36,12 @@ from robocup3d_perception.orientation import OrientationFilter
 from robocup3d_perception.particle_filter import LocatorParameters, SelfLocator
 from robocup3d_perception.player_tracker import PlayerTracker, PlayerTrackerParameters
 from robocup3d_perception.representations import CycleInput, LevelObservations, RobotPose, WorldState, frozen_array
-from robocup3d_perception.vision_geometry import CameraModel
+from robocup3d_perception.vision_geometry import CameraModel, shift_level
 
-__all__ = ['MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'module_order']
+__all__ = ['HISTORY_S', 'MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'module_order']
+
+HISTORY_S = 0.5  # s of past tilt, neck angles and motion kept for late inputs
+CYCLE_S = 0.02  # s, the server cycle of both servers
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,21 +112,44 @@ class WorldModel:
         self.torso_z = 0.0
         self.last_landmarks: float | None = None  # s, last See with a known landmark
         self.last_level: LevelObservations | None = None
+        # dead-reckoned pose (x, y, yaw in a drifting frame) and, per cycle, what a late See needs
+        self._dead = (0.0, 0.0, 0.0)
+        self._past: deque[tuple[float, np.ndarray, dict, float, tuple[float, float, float]]] = deque()
 
     def update(self, inp: CycleInput) -> WorldState:
-        """Run all modules on one cycle's input; return the new world state."""
-        dt = 0.0 if self.time is None else max(0.0, inp.time - self.time)
-        self.time = inp.time
+        """Run all modules on one cycle's input; return the new world state.
+
+        An input older than the last one (a late ``See``) does not turn the clock back.
+        """
+        late = self.time is not None and inp.time < self.time - 1e-6
+        dt = 0.0 if self.time is None or late else inp.time - self.time
+        if not late:
+            self.time = inp.time
+        now = self.time
         od = inp.odometry
         walking = od is not None and (od.dx != 0.0 or od.dy != 0.0 or od.dyaw != 0.0)
-        yaw_delta = self.orientation.update(inp.gyro, inp.accel, dt, walking)
+        yaw_delta = self.orientation.update(None if late else inp.gyro, inp.accel if not late else None, dt, walking)
         rate = self.orientation.rate
-        moving_fast = rate > self.p.max_rate_for_vision
         if dt > 0:
-            self.locator.predict(yaw_delta, inp.odometry, noise_scale=3.0 if moving_fast else 1.0)
+            spread = 3.0 if rate > self.p.max_rate_for_vision else 1.0
+            if dt > 1.5 * CYCLE_S:  # cycles went by unseen (inputs lost on a busy machine): less is known
+                spread *= dt / CYCLE_S
+            self.locator.predict(yaw_delta, inp.odometry, noise_scale=spread)
+            self._remember(now, yaw_delta, od, inp.joints, rate)
         pose, cov, share = self.locator.estimate()
-        if inp.vision is not None and not moving_fast:
-            level = self.camera.to_level(inp.vision, inp.joints, self.orientation.tilt)
+        then = self._at(inp.time) if late else None
+        if late and then is None:
+            level = None  # older than the history: it cannot be placed any more
+        else:
+            tilt, joints, rate_then, moved = then or (self.orientation.tilt, inp.joints, rate, None)
+            level = (
+                None
+                if inp.vision is None or rate_then > self.p.max_rate_for_vision
+                else (self.camera.to_level(inp.vision, joints, tilt))
+            )
+            if level is not None and moved is not None:
+                level = shift_level(level, *moved)
+        if level is not None:
             self.last_level = level
             self.locator.update(level, heading_hint=float(pose[2]))
             pose, cov, share = self.locator.estimate()
@@ -127,7 +159,7 @@ class WorldModel:
             if level.ball is not None:
                 d = math.hypot(level.ball[0], level.ball[1])
                 self.ball.observe_relative(
-                    inp.time,
+                    now,
                     (pose[0], pose[1], self.torso_z, pose[2]),
                     level.ball,
                     math.hypot(pos_sigma, d * yaw_sigma),
@@ -137,24 +169,47 @@ class WorldModel:
                     continue  # our own arms and feet (SimSpark)
                 d = math.hypot(xyz[0], xyz[1])
                 self.players.observe_relative(
-                    inp.time, (team, unum), (pose[0], pose[1], pose[2]), xyz, math.hypot(pos_sigma, d * yaw_sigma)
+                    now, (team, unum), (pose[0], pose[1], pose[2]), xyz, math.hypot(pos_sigma, d * yaw_sigma)
                 )
         for r in inp.reports:
             if r.unum == inp.unum:
                 continue
             if r.ball is not None:
                 seen = r.time if r.ball_time is None else r.ball_time
-                self.ball.observe_report(inp.time, r.ball, max(0.0, inp.time - seen))
+                self.ball.observe_report(now, r.ball, max(0.0, now - seen))
             if r.position is not None:
                 self.players.observe_report(r.time, (inp.team, r.unum), r.position)
-        self.ball.predict(inp.time)
+        self.ball.predict(now)
         return WorldState(
-            time=inp.time,
+            time=now,
             side=inp.side,
-            pose=self._pose(inp.time, pose, cov, share),
-            ball=self.ball.model(inp.time),
-            players=self.players.estimates(inp.time, inp.team),
+            pose=self._pose(now, pose, cov, share),
+            ball=self.ball.model(now),
+            players=self.players.estimates(now, inp.team),
         )
+
+    def _remember(self, t: float, yaw_delta: float, od: object, joints: dict, rate: float) -> None:
+        """Dead-reckon one cycle and keep what a late ``See`` of this cycle needs."""
+        x, y, yaw = self._dead
+        if od is not None:
+            c, s = math.cos(yaw), math.sin(yaw)
+            x, y = x + c * od.dx - s * od.dy, y + s * od.dx + c * od.dy
+        self._dead = (x, y, yaw + yaw_delta)
+        past = self._past
+        past.append((t, self.orientation.tilt, joints, rate, self._dead))
+        while past and past[0][0] < t - HISTORY_S:
+            past.popleft()
+
+    def _at(self, t: float) -> tuple[np.ndarray, dict, float, tuple[float, float, float]] | None:
+        """Tilt, neck angles and body rate of the cycle at ``t``, and the motion (dx, dy, dyaw) since
+        then in that cycle's level frame; ``None`` when ``t`` is no longer in the history."""
+        then = next((row for row in reversed(self._past) if row[0] <= t + 1e-6), None)
+        if then is None or t - then[0] > 0.05:
+            return None
+        (x0, y0, yaw0), (x1, y1, yaw1) = then[4], self._dead
+        c, s = math.cos(yaw0), math.sin(yaw0)
+        dx, dy = x1 - x0, y1 - y0
+        return then[1], then[2], then[3], (c * dx + s * dy, -s * dx + c * dy, yaw1 - yaw0)
 
     def _update_height(self, level: LevelObservations) -> None:
         known = [i for i, n in enumerate(level.landmark_names) if n in self.field.landmarks]

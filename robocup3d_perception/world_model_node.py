@@ -10,12 +10,18 @@ Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
 (MarkerArray for rviz), all in the ``field`` frame (our team's frame, +x towards the
 goal we attack). Each ``imu`` message (one per server cycle) advances the model;
 each ``vision/objects`` message is fused as soon as it arrives.
+
+With ``local`` (a player process that holds bridge and motion node too), the bridge hands
+each cycle's percept over directly (:meth:`WorldModelNode.step_percept`) and the walk's
+velocity is read from the motion node: every cycle in order, none lost or late however
+busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are not read.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
@@ -24,11 +30,13 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from robocup3d_bridge.conversions import seconds_from_stamp
+from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_bridge.percept import Percept
 from robocup3d_motion.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
+from robocup3d_perception.localize_cli import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
@@ -79,12 +87,17 @@ class WorldModelNode(Node):
         self.pub_stop = self.create_publisher(PointStamped, 'ball/stop', 1)
         self.pub_players = self.create_publisher(String, 'players', 1)
         self.pub_markers = self.create_publisher(MarkerArray, 'world_model/markers', 1)
-        self.create_subscription(JointState, 'joint_states', self._on_joints, 1)
-        self.create_subscription(Imu, 'imu', self._on_imu, 5)
-        self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
+        self.local = bool(self.declare_parameter('local', False).value)
+        #: the walk's velocity (vx, vy, wz) in local mode, set by the player (None: no walk)
+        self.walk_velocity: Callable[[], tuple[float, float, float]] | None = None
+        if not self.local:
+            self.create_subscription(JointState, 'joint_states', self._on_joints, 1)
+            # every IMU cycle counts (the gyro is integrated): a deep queue rides out a busy moment
+            self.create_subscription(Imu, 'imu', self._on_imu, 50)
+            self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
+            self.create_subscription(Odometry, 'odom', self._on_odom, 50)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
         self.create_subscription(String, 'hear', self._on_hear, 10)
-        self.create_subscription(Odometry, 'odom', self._on_odom, 5)
         self._walk: tuple[float, float, float, float] | None = None  # (t, vx, vy, wz) from the walk
         self._last_imu_t: float | None = None
         self.get_logger().info(
@@ -144,6 +157,18 @@ class WorldModelNode(Node):
         _, vx, vy, wz = self._walk
         return WalkOdometry(vx * dt, vy * dt, wz * dt)
 
+    def step_percept(self, p: Percept) -> None:
+        """One server cycle, handed over by the bridge of this process (``local``)."""
+        if p.time is None:
+            return
+        if self.walk_velocity is not None:
+            self._walk = (p.time, *self.walk_velocity())
+        self._joints = dict(p.joint_positions)
+        stamp = stamp_from_seconds(p.time)
+        c = cycle_input(p)
+        odometry = self._odometry(p.time)
+        self._run(self._input(stamp, gyro=c.gyro, accel=c.accel, vision=c.vision, odometry=odometry), stamp)
+
     def _on_imu(self, msg: Imu) -> None:
         a, w = msg.linear_acceleration, msg.angular_velocity
         odometry = self._odometry(seconds_from_stamp(msg.header.stamp))
@@ -164,6 +189,8 @@ class WorldModelNode(Node):
         state = self.model.update(inp)
         self.cpu.append(time.perf_counter() - t0)
         del self.cpu[:-1000]
+        if state.time != inp.time:  # a late See: the estimate is as of the newest cycle
+            stamp = stamp_from_seconds(state.time)
         pose = conv.pose_msg(state, stamp, self.frame)
         self.pub_pose.publish(pose)
         if self._tf is not None:

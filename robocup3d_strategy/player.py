@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robocup3d_bridge.bridge_node import DEFAULT_PORTS, BridgeNode
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = player_namespace(args.team, args.unum)
 
     local = not args.bridge_only and not args.via_dds
-    made: dict[str, BridgeNode] = {}
+    made: dict[str, Node] = {}
 
     def bridge(**kw: object) -> BridgeNode:
         made['bridge'] = BridgeNode(
@@ -116,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
             Parameter('skill_params', value=os.pathsep.join(str(Path(f).resolve()) for f in args.skill_params)),
         ]
         node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])
+        wm = made.get('world_model')
+        if local and wm is not None:  # the world model reads the walk's velocity straight from it
+            walk = node.core.walk
+            wm.walk_velocity = (lambda: walk.odometry) if walk is not None else None
         if local:  # bridge and motion share this process: hand each cycle over directly
             made['bridge'].attach_motion(node.step_percept)
         return node
@@ -124,8 +129,16 @@ def main(argv: list[str] | None = None) -> int:
         return StrategyNode(namespace=ns, parameter_overrides=common)
 
     def world_model(**kw: object) -> WorldModelNode:
-        extra = [Parameter('team', value=args.team), Parameter('rules', value=args.rules)]
-        return WorldModelNode(namespace=ns, parameter_overrides=[*common, *extra])
+        extra = [
+            Parameter('team', value=args.team),
+            Parameter('rules', value=args.rules),
+            Parameter('local', value=local),
+        ]
+        node = WorldModelNode(namespace=ns, parameter_overrides=[*common, *extra])
+        if local:  # every cycle straight from the bridge, in order (topics can lag or drop under load)
+            made['bridge'].attach_listener(node.step_percept)
+        made['world_model'] = node
+        return node
 
     if args.bridge_only:
         factories = [bridge]
