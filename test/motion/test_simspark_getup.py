@@ -65,23 +65,10 @@ def test_nao_stands_60_s(robot_type: int, domain_id: int) -> None:
     assert r.final is not None and r.final.upright, f'type {robot_type} not upright after 60 s: {r.final}'
 
 
-#: (type, direction) pairs whose get-up is not reliable enough yet for a 20-trial test that must
-#: pass every time, skipped (not hidden) with the rates measured through the player process
-#: (bench/bench_nao_getup.py --fast --trials 20 --seed 1..5). The other nine pass with room:
-#: 19-20/20 in every run (type 2 back, measured 94/100 before, was 100/100 on 2026-11-22).
-NOT_YET = {
-    (3, 'back'): 'back get-up 86/100 over five runs (18, 19, 20, 14, 15; again 2026-11-22: 89/100, 4 of the misses '
-    'set-up failures): rises and falls back, or sits; '
-    'in one run the knock-down left it standing 4 times',
-}
-
-
 @pytest.mark.parametrize('direction', ['front', 'back'])
 @pytest.mark.parametrize('robot_type', TYPES)
 def test_nao_gets_up(robot_type: int, direction: str, domain_id: int) -> None:
     """Knocked over ``direction``, the Nao is upright again (and still is 1 s later) in >= 90 % of the trials."""
-    if (robot_type, direction) in NOT_YET:
-        pytest.skip(f'Nao type {robot_type} {direction}: {NOT_YET[robot_type, direction]}')
     b = _bench()
     trials = int(os.environ.get('R3D_GETUP_TRIALS', '20'))  # the issue's measure: >= 90 % of 20
     rng = random.Random(robot_type)
