@@ -91,6 +91,14 @@ class MotionCore:
             upright_deg=float(fall_cfg.get('upright_deg', 30.0)),
             confirm_cycles=int(fall_cfg.get('confirm_cycles', 3)),
         )
+        # After a fall to the side a get-up starts once the body lies still (|gyro| < calm_rate for
+        # calm_s), or calm_max s after the fall at the latest: the robot rolls on for a while.
+        self.calm_rate = float(fall_cfg.get('calm_rate', math.inf))
+        self.calm_s = float(fall_cfg.get('calm_s', 0.0))
+        self.calm_max = float(fall_cfg.get('calm_max', 0.0))
+        self._calm_since: float | None = None
+        self._fallen_since: float | None = None
+        self._fell_to = 'none'  # the direction the fall was first reported in
         self.skills: dict[str, object] = {}
         if robot.server == 'mujoco':
             self.skills.update(load_keyframe_dir(robot))
@@ -159,6 +167,21 @@ class MotionCore:
         else:
             self.state = self.fall.update(gyro, accel, dt)
         self.last_imu_wall = wall
+        still = gyro[0] * gyro[0] + gyro[1] * gyro[1] + gyro[2] * gyro[2] < self.calm_rate * self.calm_rate
+        self._calm_since = (t if self._calm_since is None else self._calm_since) if still else None
+        if not self.state.fallen:
+            self._fallen_since = None
+        elif self._fallen_since is None:
+            self._fallen_since, self._fell_to = t, self.state.direction
+
+    def _lies_still(self, t: float) -> bool:
+        """Whether a get-up may start: after a fall to the front or back at once (the skills are
+        tuned for that); after one to the side once the body has come to rest, or ``calm_max`` s."""
+        if self._fallen_since is None or self._fell_to not in ('left', 'right'):
+            return True
+        if self._calm_since is not None and t - self._calm_since >= self.calm_s:
+            return True
+        return t - self._fallen_since >= self.calm_max
 
     def request(self, text: str) -> str:
         """Handle a skill request; returns '' or the reason it was refused."""
@@ -241,7 +264,7 @@ class MotionCore:
             # No IMU: no balance, no fall handling; keep playing a running skill, else hold still.
             if self.player is None:
                 return dict(self.last_cmd)
-        elif self.state.fallen and not self.is_getup and t >= self._pause_until:
+        elif self.state.fallen and not self.is_getup and t >= self._pause_until and self._lies_still(t):
             name = getup_skill_for(fall_direction(self.state.up), self.skills)  # the side it lies on now
             if name is not None:
                 self.getups += 1

@@ -163,3 +163,33 @@ def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
         core.on_imu(0.02 * k, (0.0, 0.0, 0.0), lying('back'), wall=0.0)
     core.step(1.2, joints, wall=0.0)
     assert core.state.fallen and core.state_dict()['direction'] == 'back'
+
+
+def test_nao_waits_for_a_side_fall_to_come_to_rest_before_getting_up() -> None:
+    """Fallen to the side, the Nao rolls on: its get-up waits till the gyro is calm (config ``calm_*``);
+    after a fall to the back it starts at once."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+
+    cfg = load_config('robots.yaml')
+    joints = dict.fromkeys(nao(0).joint_names, 0.0)
+
+    def fall(direction: str, rolling_s: float) -> float:
+        """Lie ``direction`` (still rolling for ``rolling_s``); return when the get-up started."""
+        core = MotionCore(nao(0), cfg)
+        forces = {'lf': (0.0, 0.0, 0.0), 'rf': (0.0, 0.0, 0.0)}
+        for k in range(300):
+            t = 0.02 * k
+            rolling = 0.06 <= t < rolling_s  # (the first readings still: the fall detector starts from them)
+            gyro = (0.0, 1.5, 0.0) if rolling else (0.0, 0.0, 0.0)  # about the axis it lies along
+            core.on_imu(t, gyro, lying(direction), wall=0.0, forces=forces)
+            core.step(t, joints, wall=0.0)
+            if core.is_getup:
+                return t
+        return math.inf
+
+    calm = cfg['nao']['fall']
+    side = fall('left', 1.0)
+    assert 1.0 + calm['calm_s'] - 0.03 <= side <= 1.0 + calm['calm_s'] + 0.1
+    assert fall('left', 60.0) == pytest.approx(calm['calm_max'], abs=0.15)  # it never calms down
+    assert fall('back', 1.0) < 0.3
