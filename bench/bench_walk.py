@@ -1,7 +1,7 @@
 """Walk benchmark through the running graph (a server in sync mode + the player process).
 
-For each robot and walk set: forward speed over 10 s from standstill, sideways speed,
-turn rate, and falls per 100 m over a 60 s random-command course, all from the
+For each robot and walk set: forward speed over 10 s from standstill, backward and
+sideways speed, turn rate, and falls per 100 m over a 60 s random-command course, all from the
 server's ground truth (the player never sees it). Prints a table.
 
     PYTHONPATH=. python bench/bench_walk.py [--robots T1 K1] [--set sprint] [--course 60]
@@ -36,6 +36,7 @@ def bench(
         cpu0, cycles0 = cpu_seconds(s.player.pid), s.cycles
         fwd = run_task(s, 'forward', 0.0, seconds)
         cpu_ms = 1e3 * (cpu_seconds(s.player.pid) - cpu0) / max(1, s.cycles - cycles0)
+        back = run_task(s, 'backward', 0.0, seconds)
         side = run_task(s, 'sideways', 0.0, seconds)
         turn = run_task(s, 'turn', 0.0, seconds)
         rnd = run_task(s, 'random', 0.0, course, seed)
@@ -43,6 +44,8 @@ def bench(
         'player CPU ms/cycle (walking)': cpu_ms,
         'forward m/s': fwd.speed,
         'forward falls': fwd.falls,
+        'backward m/s': -back.speed,
+        'backward falls': back.falls,
         'sideways m/s': side.lateral / side.seconds,
         'sideways falls': side.falls,
         'turn deg/s': math.degrees(turn.turned) / turn.seconds,

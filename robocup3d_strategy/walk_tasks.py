@@ -4,7 +4,7 @@ Each task drives ``cmd_vel`` of one player in a :class:`~robocup3d_strategy.sim_
 and measures what the robot really did (the torso's ground truth from the server: RCSSServerMJ's
 ``pos``/``quat``, rcssserver3d's monitor scene):
 
-* ``forward`` / ``sideways`` / ``turn``: one velocity from standstill for ``seconds``;
+* ``forward`` / ``backward`` / ``sideways`` / ``turn``: one velocity from standstill for ``seconds``;
   speed = displacement (along the start heading / across it) or heading change per second;
 * ``square``: four sides of walking forward and four 90-degree turns on the spot;
 * ``random``: a seeded course of random commands changing every 1-3 s; a fall is counted,
@@ -82,9 +82,10 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
     session.place(*START)
     assert session.pose is not None
     start = session.pose
-    if task in ('forward', 'sideways', 'turn'):
-        v = speed or {'forward': 10.0, 'sideways': 10.0, 'turn': 10.0}[task]  # clipped by the walk to its max
-        cmd = {'forward': (v, 0.0, 0.0), 'sideways': (0.0, v, 0.0), 'turn': (0.0, 0.0, v)}[task]
+    if task in ('forward', 'backward', 'sideways', 'turn'):
+        v = speed or 10.0  # clipped by the walk to its max
+        back = -abs(v)
+        cmd = {'forward': (v, 0, 0), 'backward': (back, 0, 0), 'sideways': (0, v, 0), 'turn': (0, 0, v)}[task]
         traj = session.drive(seconds, _constant(cmd))
         session.drive(0.5, _constant((0.0, 0.0, 0.0)))
         return _measure(task, traj, start, bool(traj) and traj[-1].up < 0.5)
@@ -163,7 +164,7 @@ def _random_course(session: SimSession, start: Pose, seconds: float, seed: int) 
     return TaskResult('random', walked, falls, 0.0, 0.0, turned, path, {'end': asdict(end), 'commanded_s': t})
 
 
-TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random')
 
 
 def main(argv: list[str] | None = None) -> int:
