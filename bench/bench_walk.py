@@ -44,7 +44,7 @@ def bench(
         'player CPU ms/cycle (walking)': cpu_ms,
         'forward m/s': fwd.speed,
         'forward falls': fwd.falls,
-        'backward m/s': -back.speed,
+        'backward m/s': 0.0 - back.speed,
         'backward falls': back.falls,
         'sideways m/s': side.lateral / side.seconds,
         'sideways falls': side.falls,
