@@ -128,7 +128,8 @@ class WorldModel:
         now = self.time
         od = inp.odometry
         walking = od is not None and (od.dx != 0.0 or od.dy != 0.0 or od.dyaw != 0.0)
-        yaw_delta = self.orientation.update(None if late else inp.gyro, inp.accel if not late else None, dt, walking)
+        gyro, accel = (None, None) if late else (inp.gyro, inp.accel)  # a late input's IMU is history
+        yaw_delta = self.orientation.update(gyro, accel, dt, walking)
         rate = self.orientation.rate
         if dt > 0:
             spread = 3.0 if rate > self.p.max_rate_for_vision else 1.0
@@ -142,13 +143,11 @@ class WorldModel:
             level = None  # older than the history: it cannot be placed any more
         else:
             tilt, joints, rate_then, moved = then or (self.orientation.tilt, inp.joints, rate, None)
-            level = (
-                None
-                if inp.vision is None or rate_then > self.p.max_rate_for_vision
-                else (self.camera.to_level(inp.vision, joints, tilt))
-            )
-            if level is not None and moved is not None:
-                level = shift_level(level, *moved)
+            level = None
+            if inp.vision is not None and rate_then <= self.p.max_rate_for_vision:
+                level = self.camera.to_level(inp.vision, joints, tilt)
+                if moved is not None:
+                    level = shift_level(level, *moved)
         if level is not None:
             self.last_level = level
             self.locator.update(level, heading_hint=float(pose[2]))
