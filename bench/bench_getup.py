@@ -188,17 +188,25 @@ class Graph:
 
         A get-up still playing would throw it over again: wait (up to 10 s of server time)
         for the motion node to be back in ``stand`` first. Then place it, up to ``attempts``
-        times, until it stands with the motion node in ``stand``."""
+        times, until it stands with the motion node in ``stand``; should it fall over right
+        after a place, the get-up that follows may stand it up as well: that counts too."""
         for _ in range(attempts):
-            for _ in range(500):
-                if not self.state.get('getup'):
-                    break
-                self.sim_wait(1)
+            self._wait_getup_over()
             self.place(-3.0, 0.0, STAND_Z[self.robot] + 0.03, (1.0, 0.0, 0.0, 0.0))
             self.sim_wait(100)
+            if self.state.get('getup') or self.state.get('fallen'):
+                self._wait_getup_over()
+                self.sim_wait(100)
             if self.upright() and self.state.get('skill') == 'stand' and not self.state.get('fallen'):
                 return True
         return False
+
+    def _wait_getup_over(self, cycles: int = 500) -> None:
+        """Wait (at most ``cycles`` of server time) until no get-up is playing."""
+        for _ in range(cycles):
+            if not self.state.get('getup'):
+                return
+            self.sim_wait(1)
 
     def getup_trial(self, direction: str, rng: random.Random, timeout: float = TIMEOUT) -> float | None:
         """Lay the robot down; seconds (server cycles * 0.02) until upright for 1 s, or None."""
