@@ -28,32 +28,15 @@ from pathlib import Path
 
 import numpy as np
 
-from robocup3d_bridge.percept import Percept, Side
+from robocup3d_bridge.percept import Side
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_motion.body import body_for
 from robocup3d_perception.field import field_for
-from robocup3d_perception.representations import CycleInput, WorldState
-from robocup3d_perception.vision_geometry import observations_from_vision
+from robocup3d_perception.inputs import cycle_input
+from robocup3d_perception.representations import WorldState
 from robocup3d_perception.world_model import WorldModel
 
-__all__ = ['Sample', 'Summary', 'cycle_input', 'main', 'run_capture', 'summarize']
-
-
-def cycle_input(p: Percept, side: str = 'left', team: str = '', unum: int = 0) -> CycleInput:
-    """The world model's input from a parsed message; ground truth is left out."""
-    vision = observations_from_vision(p.vision) if p.vision is not None else None
-    g = p.game
-    return CycleInput(
-        time=p.time if p.time is not None else 0.0,
-        joints=dict(p.joint_positions),
-        gyro=p.gyro,
-        accel=p.accel,
-        vision=vision,
-        side=side,
-        team=team,
-        unum=unum,
-        play_mode=g.play_mode if g else None,
-    )
+__all__ = ['Sample', 'Summary', 'main', 'run_capture', 'summarize']
 
 
 def _yaw_of_quat(q: tuple[float, float, float, float]) -> float:

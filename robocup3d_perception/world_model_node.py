@@ -36,7 +36,7 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_motion.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
-from robocup3d_perception.localize_cli import cycle_input
+from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters

@@ -17,7 +17,7 @@ import pytest
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_motion.body import body_for
 from robocup3d_perception.field import field_for
-from robocup3d_perception.localize_cli import cycle_input
+from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import LevelObservations
 from robocup3d_perception.vision_geometry import shift_level
 from robocup3d_perception.world_model import WorldModel
