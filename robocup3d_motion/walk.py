@@ -70,6 +70,7 @@ class WalkParams:
     ramp: float = 0.6  # s to blend into the walk stance from the current pose (too fast a crouch tips it over)
     turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
     sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
+    sole_x_fwd: float = 0.0  # m the feet move back per m/s of forward speed (CoM ahead of them)
     heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
@@ -309,13 +310,15 @@ class WalkEngine:
         feet, sway = self._feet_now()
         lean = p.torso_pitch
         shift_x = p.tilt_pitch * (pitch - lean) if math.isfinite(pitch) else 0.0
+        vx = self.speed[0]  # the CoM goes ahead of the feet forward, behind them backward
+        sole_x = p.sole_x - p.sole_x_back * min(vx, 0.0) - p.sole_x_fwd * max(vx, 0.0)
         c, s = math.cos(lean), math.sin(lean)
         poses = {}
         for side, sign in (('l', 1.0), ('r', -1.0)):
             f = feet[side]
             # sole centre in the ground frame under the torso, then into the (leaning) torso frame
             # a turned foot also moves on the circle round the torso (else turning twists the soles)
-            gx = p.sole_x - p.sole_x_back * min(self.speed[0], 0.0) + f.x - shift_x - sign * p.foot_y * math.sin(f.yaw)
+            gx = sole_x + f.x - shift_x - sign * p.foot_y * math.sin(f.yaw)
             gy = sign * p.foot_y * math.cos(f.yaw) + f.y - sway
             gz = p.sole_z + f.z
             cy, sy = math.cos(f.yaw), math.sin(f.yaw)

@@ -116,6 +116,28 @@ def test_support_foot_moves_back_by_one_step_per_period() -> None:
     assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
 
 
+def test_feet_go_back_under_the_body_in_proportion_to_forward_speed() -> None:
+    """``sole_x_fwd``: walking forward, the CoM goes ahead of the feet; standing, nothing moves."""
+    body = body_for('T1')
+    base = replace(_sets('T1')['positioning'], gyro_pitch=0.0, gyro_roll=0.0, accel_x=10.0)
+
+    def mean_sole_x(p: WalkParams, v: float) -> float:
+        eng = WalkEngine(body, p)
+        eng.blend = 1.0
+        eng.set_command(v, 0.0, 0.0)
+        for _ in range(50):  # steady state
+            eng.step(DT)
+        xs = []
+        for _ in range(round(2 * p.period / DT)):  # two whole steps
+            q = eng.step(DT)
+            xs += [_level(_sole(body, s, q), p.torso_pitch)[0] for s in 'lr']
+        return sum(xs) / len(xs)
+
+    shifted = replace(base, sole_x_fwd=0.03)
+    assert mean_sole_x(shifted, 0.4) - mean_sole_x(base, 0.4) == pytest.approx(-0.03 * 0.4, abs=1e-3)
+    assert mean_sole_x(shifted, 0.0) == pytest.approx(mean_sole_x(base, 0.0), abs=1e-6)
+
+
 def test_a_blend_of_motions_near_their_limits_is_scaled_into_the_ellipsoid() -> None:
     p = replace(_sets('T1')['positioning'], combo_limit=1.0)
     eng = WalkEngine(body_for('T1'), p)
