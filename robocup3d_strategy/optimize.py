@@ -4,9 +4,12 @@ Each candidate parameter set is written as a walk file and evaluated by a separa
 process (``python -m robocup3d_strategy.walk_tasks``: its own server in sync mode running
 as fast as it goes, RCSSServerMJ for the T1/K1 or, with ``--server simspark --type N``,
 rcssserver3d for a Nao; the real player process; ground truth from the server);
-``--workers`` candidates run side by side, each in its own ROS domain. The
-score is the task's speed from standstill, with penalties for a fall (and how early
-it came), sideways drift and heading drift. The best set so far is written to
+``--workers`` candidates run side by side, each in its own ROS domain. A candidate's
+score is the sum over its tasks (``--task forward random``): forward, sideways and turn
+score the speed from standstill, with penalties for a fall (and how early it came) and
+for drift; a random course (``--course-seconds`` long, one per ``--course-seeds``) scores
+its falls, so that a fast set does not buy its speed with falls when the commands change.
+The best set so far is written to
 ``--out`` after every generation, as a walk file the player loads
 (``robocup3d player --walk-config FILE``) or whose values go into ``config/walk.yaml``.
 """
@@ -30,7 +33,18 @@ import yaml
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 
-__all__ = ['NAO_SEARCH_SPACE', 'SEARCH_SPACE', 'decode', 'encode', 'main', 'optimize', 'score', 'write_walk_file']
+__all__ = [
+    'NAO_SEARCH_SPACE',
+    'SEARCH_SPACE',
+    'decode',
+    'encode',
+    'main',
+    'optimize',
+    'score',
+    'task_jobs',
+    'total_score',
+    'write_walk_file',
+]
 
 #: Parameters searched and their ranges. Lengths scale with the robot (relative to the
 #: starting set: ('rel', lo, hi) multiplies it); the rest are absolute (angles in rad).
@@ -51,12 +65,15 @@ SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
     'arm_swing': ('abs', -3.0, 3.0),
     'kp_legs': ('abs', 100.0, 600.0),
     'kd_legs': ('abs', 0.5, 8.0),
+    'sole_x_fwd': ('abs', -0.05, 0.1),
+    'max_vx': ('abs', 0.4, 1.0),
+    'accel_x': ('abs', 0.02, 0.15),
 }
 
 #: The Nao on rcssserver3d: a smaller robot with quicker steps; its joints take velocities, so
 #: the PD gains ``kp_legs``/``kd_legs`` (RCSSServerMJ only) are not searched, the top speed is.
 NAO_SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
-    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kp_legs', 'kd_legs')},
+    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kp_legs', 'kd_legs', 'sole_x_fwd')},
     'period': ('abs', 0.12, 0.4),
     'step_height': ('abs', 0.005, 0.05),
     'sway': ('abs', 0.0, 0.04),
@@ -99,10 +116,24 @@ def decode(x: Sequence[float], start: WalkParams, names: Sequence[str], space: d
 
 
 def score(result: dict, seconds: float) -> float:
-    """Lower is better: minus the speed, plus penalties for falling and drifting."""
+    """Lower is better: minus the speed, plus penalties for falling and drifting.
+
+    The speed is along the task's own axis (``task`` in ``result``; forward when absent): the
+    distance forward or sideways, or the turn, per second; drift is motion off that axis.
+    A random course scores 1 per fall and nothing else.
+    """
     if 'error' in result:
         return 10.0
-    f = -result['forward'] / seconds + 0.3 * abs(result['lateral']) / seconds + 0.3 * abs(result['turned'])
+    task = result.get('task', 'forward')
+    if task == 'random':
+        return float(result['falls'])
+    fwd, lat, turned = result['forward'] / seconds, result['lateral'] / seconds, result['turned']
+    if task == 'sideways':
+        f = -abs(lat) + 0.3 * abs(fwd) + 0.3 * abs(turned)
+    elif task == 'turn':
+        f = -abs(turned) / seconds + 0.3 * math.hypot(fwd, lat)
+    else:
+        f = -fwd + 0.3 * abs(lat) + 0.3 * abs(turned)
     if result['falls']:
         f += 1.0 + max(0.0, seconds - result['seconds']) / seconds
     return f
@@ -124,18 +155,27 @@ def walk_key(robot: str, server: str = 'mujoco', robot_type: int = 0) -> str:
     return f'nao{robot_type}' if server == 'simspark' else robot
 
 
-def _evaluate(args: tuple) -> list[dict]:
-    """Run the task for each candidate of a batch in one session (one process, one server)."""
-    params, robot, task, speed, seconds, domain, tmp, server, robot_type = args
-    path = Path(tmp) / f'candidate_{domain}.yaml'
-    names = [f'c{i}' for i in range(len(params))]
-    sets = {n: _yaml_values(c) for n, c in zip(names, params, strict=True)}
-    doc = {walk_key(robot, server, robot_type): {'default': names[0], 'sets': sets}}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    cmd = [sys.executable, '-m', 'robocup3d_strategy.walk_tasks', '--robot', robot, '--task', task]
-    cmd += ['--speed', str(speed), '--seconds', str(seconds), '--walk-config', str(path)]
-    cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
+Job = tuple[str, float, int]  # task, seconds, seed
+
+
+def task_jobs(tasks: Sequence[str], seconds: float, course_seconds: float, course_seeds: Sequence[int]) -> list[Job]:
+    """The runs that score a candidate: each task once, a random course once per seed."""
+    jobs: list[Job] = []
+    for task in tasks:
+        if task == 'random':
+            jobs += [('random', course_seconds, seed) for seed in course_seeds]
+        else:
+            jobs.append((task, seconds, 1))
+    return jobs
+
+
+def total_score(results: Sequence[dict], jobs: Sequence[Job]) -> float:
+    """A candidate's score: the sum of its runs' scores (lower is better)."""
+    return sum(score(r, seconds) for r, (_, seconds, _) in zip(results, jobs, strict=True))
+
+
+def _run_task(cmd: list[str], env: dict, names: list[str], seconds: float) -> list[dict]:
+    """One walk_tasks session over the sets ``names``: a result per set (``error`` when missing)."""
     timeout = 120 + len(names) * (10 + 10 * seconds)
     found: dict[str, dict] = {}
     error = 'no result'
@@ -156,11 +196,29 @@ def _evaluate(args: tuple) -> list[dict]:
     return [found.get(n, {'error': error}) for n in names]
 
 
+def _evaluate(args: tuple) -> list[list[dict]]:
+    """Run every job for each candidate of a batch (one session per job); results per candidate."""
+    params, robot, jobs, speed, domain, tmp, server, robot_type = args
+    path = Path(tmp) / f'candidate_{domain}.yaml'
+    names = [f'c{i}' for i in range(len(params))]
+    sets = {n: _yaml_values(c) for n, c in zip(names, params, strict=True)}
+    doc = {walk_key(robot, server, robot_type): {'default': names[0], 'sets': sets}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    per_job = []
+    for task, seconds, seed in jobs:
+        cmd = [sys.executable, '-m', 'robocup3d_strategy.walk_tasks', '--robot', robot, '--task', task]
+        cmd += ['--speed', str(speed), '--seconds', str(seconds), '--seed', str(seed), '--walk-config', str(path)]
+        cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
+        per_job.append(_run_task(cmd, env, names, seconds))
+    return [list(rs) for rs in zip(*per_job, strict=True)]
+
+
 def optimize(
     robot: str,
     out: Path,
     set_name: str = '',
-    task: str = 'forward',
+    tasks: Sequence[str] = ('forward',),
     speed: float = 0.0,
     seconds: float = 10.0,
     generations: int = 20,
@@ -175,13 +233,17 @@ def optimize(
     domain_base: int = 0,
     batch: int = 1,
     trace_file: bool = False,
+    course_seconds: float = 20.0,
+    course_seeds: Sequence[int] = (1, 2),
 ) -> tuple[float, WalkParams]:
     """Run CMA-ES; returns the best score and parameter set (also written to ``out``).
 
     ``names``: the parameters searched (default: all of the server's search space);
     ``domain_base``: the first ROS domain of the workers (0: one derived from the process id);
     ``batch``: candidates run one after the other in one session (saves the start-up);
-    ``trace_file``: append every candidate and its result to ``out`` with suffix ``.jsonl``.
+    ``trace_file``: append every candidate and its result to ``out`` with suffix ``.jsonl``;
+    ``tasks``: what each candidate runs (see the module doc); ``course_seconds``/``course_seeds``: the
+    random courses of the ``random`` task.
     """
     import cma  # noqa: PLC0415 - only this command needs it
 
@@ -207,6 +269,7 @@ def optimize(
     base_domain = domain_base or 100 + (os.getpid() % 50) * 2
     batch = max(1, batch)
     trace = open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') if trace_file else None
+    runs = task_jobs(tasks, seconds, course_seconds, course_seeds)
     with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
         for gen in range(generations):
             xs = es.ask()
@@ -217,9 +280,8 @@ def optimize(
                 (
                     [cands[k] for k in ks],
                     robot,
-                    task,
+                    runs,
                     speed,
-                    seconds,
                     base_domain + j % workers,
                     tmp,
                     server,
@@ -227,11 +289,11 @@ def optimize(
                 )
                 for j, ks in enumerate(chunks)
             ]
-            results: list[dict] = []
+            results: list[list[dict]] = []  # per candidate, a result per run
             for j in range(0, len(jobs), workers):
                 for batch_results in pool.map(_evaluate, jobs[j : j + workers]):
                     results += batch_results
-            scores = [score(r, seconds) for r in results]
+            scores = [total_score(r, runs) for r in results]
             if trace is not None:
                 for c, r, f in zip(cands, results, scores, strict=True):
                     trace.write(json.dumps({'generation': gen, 'score': f, 'params': _yaml_values(c), 'result': r}))
@@ -241,20 +303,24 @@ def optimize(
             i = min(range(len(scores)), key=scores.__getitem__)
             if scores[i] < best[0]:
                 best = (scores[i], cands[i])
-                r = results[i]
                 what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
+                measured = [
+                    {'task': t, 'seed': seed, **{k: r.get(k) for k in ('forward', 'lateral', 'turned', 'falls')}}
+                    for r, (t, _, seed) in zip(results[i], runs, strict=True)
+                ]
                 write_walk_file(
                     out,
                     key,
                     cands[i],
                     name,
-                    f'robocup3d optimize {what} --task {task}: generation {gen}, score {scores[i]:.3f}\n'
-                    f'measured: {json.dumps({k: r.get(k) for k in ("forward", "lateral", "turned", "falls")})}',
+                    f'robocup3d optimize {what} --task {" ".join(tasks)}: generation {gen}, score {scores[i]:.3f}\n'
+                    f'measured: {json.dumps(measured)}',
                 )
-            errors = sum('error' in r for r in results)
+            flat = [r for rs in results for r in rs]
+            errors = sum('error' in r for r in flat)
             log(
                 f'generation {gen}: best {min(scores):.3f} (overall {best[0]:.3f}), '
-                f'falls {sum(r.get("falls", 0) for r in results)}/{len(results)}, errors {errors}'
+                f'falls {sum(r.get("falls", 0) for r in flat)} in {len(flat)} runs, errors {errors}'
             )
     if trace is not None:
         trace.close()
@@ -271,7 +337,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
     p.add_argument('--domain-base', type=int, default=0, help='first ROS domain of the workers (0: from the pid)')
     p.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
-    p.add_argument('--task', default='forward', choices=('forward', 'sideways', 'turn', 'square', 'random'))
+    p.add_argument(
+        '--task',
+        nargs='+',
+        default=['forward'],
+        choices=('forward', 'sideways', 'turn', 'square', 'random'),
+        help='what each candidate runs; the score is the sum (random: the falls on courses)',
+    )
+    p.add_argument('--course-seconds', type=float, default=20.0, help='length of each random course')
+    p.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
     p.add_argument('--speed', type=float, default=0.0, help='commanded speed (0: the set maximum)')
     p.add_argument('--seconds', type=float, default=10.0)
     p.add_argument('--generations', type=int, default=20)
@@ -301,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
             domain_base=args.domain_base,
             batch=args.batch,
             trace_file=args.trace,
+            course_seconds=args.course_seconds,
+            course_seeds=args.course_seeds,
         )
     except ConfigError as exc:
         print(f'robocup3d optimize: {exc}', file=sys.stderr)

@@ -1,0 +1,69 @@
+"""``robocup3d optimize``: how candidates are scored, and one real generation on RCSSServerMJ."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from robocup3d_bridge.config_files import load_config
+from robocup3d_motion.walk import walk_sets
+from robocup3d_strategy.optimize import main, score, task_jobs, total_score
+
+
+def _result(task: str, forward: float = 0.0, lateral: float = 0.0, turned: float = 0.0, falls: int = 0) -> dict:
+    return {'task': task, 'seconds': 10.0, 'forward': forward, 'lateral': lateral, 'turned': turned, 'falls': falls}
+
+
+def test_score_rewards_speed_along_the_tasks_own_axis() -> None:
+    assert score(_result('forward', forward=5.0), 10.0) == pytest.approx(-0.5)
+    assert score(_result('forward', forward=5.0, lateral=1.0), 10.0) > score(_result('forward', forward=5.0), 10.0)
+    # sideways to either side is as good; forward drift counts against it
+    assert score(_result('sideways', lateral=-0.8), 10.0) == pytest.approx(-0.08)
+    assert score(_result('sideways', lateral=0.8, forward=0.5), 10.0) > score(_result('sideways', lateral=0.8), 10.0)
+    assert score(_result('turn', turned=-3.0), 10.0) == pytest.approx(-0.3)
+    # results written before tasks were named are forward runs
+    assert score({k: v for k, v in _result('forward', forward=4.0).items() if k != 'task'}, 10.0) == pytest.approx(-0.4)
+
+
+def test_a_fall_outweighs_any_speed_and_an_early_one_weighs_more() -> None:
+    fast_fall = dict(_result('forward', forward=9.0, falls=1), seconds=9.0)
+    early_fall = dict(_result('forward', forward=1.0, falls=1), seconds=2.0)
+    assert score(fast_fall, 10.0) > score(_result('forward', forward=0.5), 10.0)
+    assert score(early_fall, 10.0) > score(fast_fall, 10.0)
+    assert score({'error': 'exit 1'}, 10.0) > score(early_fall, 10.0)
+
+
+def test_random_courses_score_their_falls_and_add_up_with_the_other_tasks() -> None:
+    jobs = task_jobs(['forward', 'random'], 10.0, 20.0, [3, 4])
+    assert jobs == [('forward', 10.0, 1), ('random', 20.0, 3), ('random', 20.0, 4)]
+    course = dict(_result('random', forward=2.0), seconds=20.0)
+    results = [_result('forward', forward=5.0), dict(course, falls=2), course]
+    assert total_score(results, jobs) == pytest.approx(-0.5 + 2.0)
+
+
+def test_one_generation_on_the_real_server_writes_a_walk_file_the_player_loads(tmp_path: Path) -> None:
+    """Two candidates of a short forward walk, run by walk_tasks on its own RCSSServerMJ."""
+    pytest.importorskip('cma')
+    pytest.importorskip('rcsssmj')
+    out = tmp_path / 'walk_T1.yaml'
+    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 101)  # clear of the other tests' domains
+    argv = ['--robot', 'T1', '--set', 'positioning', '--task', 'forward', '--seconds', '3', '--generations', '1']
+    argv += ['--popsize', '2', '--workers', '1', '--batch', '2', '--params', 'period', 'step_height']
+    argv += ['--trace', '--domain-base', domain, '--out', str(out)]
+    assert main(argv) == 0
+    trace = [json.loads(line) for line in out.with_suffix('.jsonl').read_text().splitlines()]
+    assert len(trace) == 2
+    for row in trace:
+        (run,) = row['result']
+        assert 'error' not in run, run
+        assert run['task'] == 'forward' and run['seconds'] > 0.0
+        assert math.isfinite(row['score'])
+    sets, default = walk_sets(load_config(out), 'T1')
+    assert default == 'positioning'
+    best = min(trace, key=lambda r: r['score'])
+    assert sets['positioning'].period == pytest.approx(best['params']['period'], abs=1e-4)
+    assert 0.18 <= sets['positioning'].period <= 0.5  # inside the search range
