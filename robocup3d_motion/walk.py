@@ -73,6 +73,7 @@ class WalkParams:
     sole_x_fwd: float = 0.0  # m the feet move back per m/s of forward speed (CoM ahead of them)
     heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
+    odom_scale_back: float = 0.0  # the same for backward steps (0: as odom_scale)
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
@@ -184,11 +185,14 @@ class WalkEngine:
 
     @property
     def odometry(self) -> tuple[float, float, float]:
-        """Velocity (m/s, m/s, rad/s) the robot is estimated to move at: the step speed times ``odom_scale``."""
+        """Velocity (m/s, m/s, rad/s) the robot is estimated to move at: the step speed times ``odom_scale``
+        (``odom_scale_back`` for backward steps, when set)."""
         if not self.walking:
             return (0.0, 0.0, 0.0)
-        k = self.params.odom_scale
-        return (k * self.speed[0], k * self.speed[1], k * self.speed[2])
+        p = self.params
+        k = p.odom_scale
+        kx = p.odom_scale_back if self.speed[0] < 0.0 and p.odom_scale_back > 0.0 else k
+        return (kx * self.speed[0], k * self.speed[1], k * self.speed[2])
 
     @property
     def moving(self) -> bool:

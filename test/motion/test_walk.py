@@ -138,6 +138,23 @@ def test_feet_go_back_under_the_body_in_proportion_to_forward_speed() -> None:
     assert mean_sole_x(shifted, 0.0) == pytest.approx(mean_sole_x(base, 0.0), abs=1e-6)
 
 
+def test_odometry_counts_backward_steps_at_their_own_scale() -> None:
+    p = replace(_sets('T1')['positioning'], min_vx=-0.3, odom_scale=0.8, odom_scale_back=0.25, accel_x=10.0)
+    eng = WalkEngine(body_for('T1'), p)
+    eng.blend = 1.0
+    for v, k in ((-0.2, 0.25), (0.3, 0.8)):
+        eng.set_command(v, 0.1, 0.0)
+        for _ in range(30):
+            eng.step(DT)
+        assert eng.speed[0] == pytest.approx(v)
+        assert eng.odometry[0] == pytest.approx(k * v) and eng.odometry[1] == pytest.approx(0.8 * eng.speed[1])
+    eng.set_params(replace(p, odom_scale_back=0.0))  # unset: backward steps count at odom_scale
+    eng.set_command(-0.2, 0.0, 0.0)
+    for _ in range(30):
+        eng.step(DT)
+    assert eng.odometry[0] == pytest.approx(0.8 * -0.2)
+
+
 def test_a_blend_of_motions_near_their_limits_is_scaled_into_the_ellipsoid() -> None:
     p = replace(_sets('T1')['positioning'], combo_limit=1.0)
     eng = WalkEngine(body_for('T1'), p)
