@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
@@ -245,7 +246,9 @@ def optimize(
     ``tasks``: what each candidate runs (see the module doc); ``course_seconds``/``course_seeds``: the
     random courses of the ``random`` task.
     """
-    import cma  # noqa: PLC0415 - only this command needs it
+    with warnings.catch_warnings():  # cma warns that it cannot plot without matplotlib: we never plot
+        warnings.filterwarnings('ignore', message='Could not import matplotlib')
+        import cma  # noqa: PLC0415 - only this command needs it
 
     space = search_space(server)
     names = tuple(names) or tuple(space)
