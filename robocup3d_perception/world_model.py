@@ -136,13 +136,17 @@ class WorldModel:
             if dt > 1.5 * CYCLE_S:  # cycles went by unseen (inputs lost on a busy machine): less is known
                 spread *= dt / CYCLE_S
             self.locator.predict(yaw_delta, inp.odometry, noise_scale=spread)
-            self._remember(now, yaw_delta, od, inp.joints, rate)
+            tilt_now = self._remember(now, yaw_delta, od, inp.joints, rate)
+        else:
+            tilt_now = None
         pose, cov, share = self.locator.estimate()
         then = self._at(inp.time) if late else None
         if late and then is None:
             level = None  # older than the history: it cannot be placed any more
         else:
-            tilt, joints, rate_then, moved = then or (self.orientation.tilt, inp.joints, rate, None)
+            if then is None and tilt_now is None:  # no cycle kept this time (the clock did not move)
+                tilt_now = self.orientation.tilt
+            tilt, joints, rate_then, moved = then or (tilt_now, inp.joints, rate, None)
             level = None
             if inp.vision is not None and rate_then <= self.p.max_rate_for_vision:
                 level = self.camera.to_level(inp.vision, joints, tilt)
@@ -187,17 +191,19 @@ class WorldModel:
             players=self.players.estimates(now, inp.team),
         )
 
-    def _remember(self, t: float, yaw_delta: float, od: object, joints: dict, rate: float) -> None:
-        """Dead-reckon one cycle and keep what a late ``See`` of this cycle needs."""
+    def _remember(self, t: float, yaw_delta: float, od: object, joints: dict, rate: float) -> np.ndarray:
+        """Dead-reckon one cycle and keep what a late ``See`` of this cycle needs; returns the tilt kept."""
         x, y, yaw = self._dead
         if od is not None:
             c, s = math.cos(yaw), math.sin(yaw)
             x, y = x + c * od.dx - s * od.dy, y + s * od.dx + c * od.dy
         self._dead = (x, y, yaw + yaw_delta)
         past = self._past
-        past.append((t, self.orientation.tilt, joints, rate, self._dead))
+        tilt = self.orientation.tilt
+        past.append((t, tilt, joints, rate, self._dead))
         while past and past[0][0] < t - HISTORY_S:
             past.popleft()
+        return tilt
 
     def _at(self, t: float) -> tuple[np.ndarray, dict, float, tuple[float, float, float]] | None:
         """Tilt, neck angles and body rate of the cycle at ``t``, and the motion (dx, dy, dyaw) since
