@@ -331,7 +331,7 @@ class MotionCore:
             kp.update(self.player.skill.kp)
             kd.update(self.player.skill.kd)
         elif self.skill == WALK and self.walk is not None:
-            p = self.walk.params
+            p = self.walk.gait
             # stiffen along with the blend into the walk stance (gain_ramp 1; a jump jolts the T1)
             b = 1.0 if p.gain_ramp <= 0.0 else min(1.0, self.walk.blend / p.gain_ramp)
             for name in self.walk.leg_joints:  # stiff enough not to sag under the body

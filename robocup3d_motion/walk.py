@@ -78,6 +78,14 @@ class WalkParams:
     kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
+    # Speed scheduling: a second set of gait values (``fast``, over this one) for fast straight walking.
+    # Each step blends towards it by its forward speed, from 0 at ``boost_from`` to 1 at ``boost_to``,
+    # less while turning (none at ``boost_turn`` rad/s) or sidestepping (none at ``boost_side`` m/s).
+    boost_from: float = 0.0
+    boost_to: float = 0.0
+    boost_turn: float = 0.3
+    boost_side: float = 0.05
+    fast: WalkParams | None = None
 
 
 ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
@@ -96,13 +104,45 @@ def walk_params(section: Mapping | None, base: WalkParams | None = None) -> Walk
         raise ConfigError(f'unknown walk parameters {unknown}; known: {sorted(known)}')
     values = {}
     for key, value in section.items():
+        if key == 'fast':
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ConfigError(f'walk parameter {key} must be a finite number, got {value!r}')
         values[key] = math.radians(value) if key in ANGLE_PARAMS else float(value)
     params = replace(base, **values)
     if params.period <= 0.04 or params.com_height <= 0.0 or not 0.0 <= params.double_support < 0.8:
         raise ConfigError('walk: period > 0.04 s, com_height > 0 and 0 <= double_support < 0.8 are required')
+    fast = section.get('fast')
+    if fast is not None:
+        if params.boost_to <= params.boost_from:
+            raise ConfigError('walk: a set with a "fast" part needs boost_to > boost_from (m/s)')
+        try:
+            params = replace(params, fast=walk_params(fast, replace(params, fast=None)))
+        except ConfigError as exc:
+            raise ConfigError(f'fast: {exc}') from None
     return params
+
+
+def blend_params(a: WalkParams, b: WalkParams, w: float) -> WalkParams:
+    """The set ``(1 - w) a + w b``, value by value (``a``'s ``fast`` kept)."""
+    if w <= 0.0:
+        return a
+    w = min(w, 1.0)
+    names = (f.name for f in fields(WalkParams) if f.name != 'fast')
+    values = {n: (1.0 - w) * getattr(a, n) + w * getattr(b, n) for n in names}
+    return replace(a, **values)
+
+
+def boost_weight(p: WalkParams, speed: tuple[float, float, float]) -> float:
+    """How far a step at ``speed`` (vx, vy, wz) goes towards ``p.fast`` (0..1)."""
+    if p.fast is None or p.boost_to <= p.boost_from:
+        return 0.0
+    vx, vy, wz = speed
+    w = _limit((vx - p.boost_from) / (p.boost_to - p.boost_from), 0.0, 1.0)
+    if w > 0.0:
+        w *= _limit(1.0 - abs(wz) / max(p.boost_turn, 1e-6), 0.0, 1.0)
+        w *= _limit(1.0 - abs(vy) / max(p.boost_side, 1e-6), 0.0, 1.0)
+    return w
 
 
 def _smooth(s: float) -> float:
@@ -149,8 +189,13 @@ class WalkEngine:
     def set_params(self, params: WalkParams) -> None:
         """Switch parameter sets (takes effect at the next step)."""
         self.params = params
-        tc = math.sqrt(params.com_height / G)
-        self._half = params.period / (2.0 * tc)
+        self._use_gait(params)
+
+    def _use_gait(self, gait: WalkParams) -> None:
+        #: the gait values of the step under way: ``params``, or blended towards ``params.fast``
+        self.gait = gait
+        tc = math.sqrt(gait.com_height / G)
+        self._half = gait.period / (2.0 * tc)
         self._tc = tc
 
     def reset(self) -> None:
@@ -210,6 +255,9 @@ class WalkEngine:
         sy += _limit(cy - sy, -p.accel_y, p.accel_y)
         sw += _limit(cw - sw, -p.accel_w, p.accel_w)
         self.speed = (sx, sy, sw)
+        w = boost_weight(self.params, self.speed)
+        self._use_gait(blend_params(self.params, self.params.fast, w) if w > 0.0 else self.params)
+        p = self.gait
         resting = all(abs(f.x) < 1e-4 and abs(f.y) < 1e-4 and abs(f.yaw) < 1e-3 for f in self.feet.values())
         if all(abs(v) < 1e-6 for v in self.speed) and resting and all(abs(c) < 1e-6 for c in self.command):
             self.walking = False
@@ -262,8 +310,9 @@ class WalkEngine:
         if self.walking:
             self.t_in_step += dt
             swing = 'l' if self.support == 'r' else 'r'
-            late = contact is not None and contact.get(swing) and self.t_in_step > 0.75 * p.period
-            if self.t_in_step >= p.period - 1e-9 or late:
+            period = self.gait.period
+            late = contact is not None and contact.get(swing) and self.t_in_step > 0.75 * period
+            if self.t_in_step >= period - 1e-9 or late:
                 self._land()
                 self._next_step()
         elif self.blend >= 1.0 and (gyro is None or max(abs(gyro[0]), abs(gyro[1])) < START_RATE):
@@ -283,7 +332,7 @@ class WalkEngine:
 
     def _feet_now(self) -> tuple[dict[str, _Foot], float]:
         """Foot offsets at this instant, and the sideways sway of the body."""
-        p = self.params
+        p = self.gait
         if not self.walking:
             return self.feet, 0.0
         t, per = self.t_in_step, p.period
@@ -310,7 +359,7 @@ class WalkEngine:
         return feet, sway
 
     def _targets(self, gyro: tuple[float, float, float] | None, pitch: float) -> dict[str, float]:
-        p = self.params
+        p = self.gait
         feet, sway = self._feet_now()
         lean = p.torso_pitch
         shift_x = p.tilt_pitch * (pitch - lean) if math.isfinite(pitch) else 0.0

@@ -26,7 +26,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import yaml
@@ -90,7 +90,20 @@ def search_space(server: str) -> dict[str, tuple[str, float, float]]:
     return NAO_SEARCH_SPACE if server == 'simspark' else SEARCH_SPACE
 
 
+FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
+
+
+def _part(params: WalkParams, name: str) -> tuple[WalkParams, str]:
+    """The set a searched name belongs to (the set, or its fast part) and the bare name."""
+    if not name.startswith(FAST):
+        return params, name
+    if params.fast is None:
+        raise ConfigError(f'cannot search {name}: the set has no fast part (walk.yaml: fast, boost_from, boost_to)')
+    return params.fast, name[len(FAST) :]
+
+
 def _range(name: str, start: WalkParams, space: dict | None = None) -> tuple[float, float]:
+    start, name = _part(start, name)
     kind, lo, hi = (space or SEARCH_SPACE)[name]
     if kind == 'rel':
         a, b = lo * getattr(start, name), hi * getattr(start, name)
@@ -99,20 +112,29 @@ def _range(name: str, start: WalkParams, space: dict | None = None) -> tuple[flo
 
 
 def encode(params: WalkParams, start: WalkParams, names: Sequence[str], space: dict | None = None) -> list[float]:
-    """Parameters as a vector in [0, 1] per searched name."""
+    """Parameters as a vector in [0, 1] per searched name (``fast.NAME``: the fast part's)."""
     out = []
     for n in names:
         lo, hi = _range(n, start, space)
-        out.append(min(1.0, max(0.0, (getattr(params, n) - lo) / (hi - lo))))
+        part, bare = _part(params, n)
+        out.append(min(1.0, max(0.0, (getattr(part, bare) - lo) / (hi - lo))))
     return out
 
 
 def decode(x: Sequence[float], start: WalkParams, names: Sequence[str], space: dict | None = None) -> WalkParams:
     """The parameter set for a vector in [0, 1] (clipped)."""
-    values = {}
+    values: dict[str, float] = {}
+    fast: dict[str, float] = {}
     for n, xi in zip(names, x, strict=True):
         lo, hi = _range(n, start, space)
-        values[n] = lo + (hi - lo) * min(1.0, max(0.0, float(xi)))
+        value = lo + (hi - lo) * min(1.0, max(0.0, float(xi)))
+        if n.startswith(FAST):
+            fast[n[len(FAST) :]] = value
+        else:
+            values[n] = value
+    if fast:
+        assert start.fast is not None  # _range checked
+        values['fast'] = replace(start.fast, **fast)
     return replace(start, **values)
 
 
@@ -141,7 +163,13 @@ def score(result: dict, seconds: float) -> float:
 
 
 def _yaml_values(params: WalkParams) -> dict:
-    return {k: round(math.degrees(v) if k in ANGLE_PARAMS else v, 5) for k, v in asdict(params).items()}
+    out = {f.name: getattr(params, f.name) for f in fields(WalkParams)}
+    fast = out.pop('fast')
+    out = {k: round(math.degrees(v) if k in ANGLE_PARAMS else v, 5) for k, v in out.items()}
+    if fast is not None:  # only what differs from the set itself
+        own = _yaml_values(fast)
+        out['fast'] = {k: v for k, v in own.items() if k != 'fast' and v != out.get(k)}
+    return out
 
 
 def write_walk_file(path: Path, robot: str, params: WalkParams, set_name: str, comment: str = '') -> None:
@@ -260,7 +288,7 @@ def optimize(
     if name not in sets:
         raise ConfigError(f'{robot} has no walk set {name!r}; sets: {sorted(sets)}')
     start = sets[name]
-    unknown = sorted(set(names) - set(space))
+    unknown = sorted({n.removeprefix(FAST) for n in names} - set(space))
     if unknown:
         raise ConfigError(f'cannot search {unknown}; searchable: {sorted(space)}')
     es = cma.CMAEvolutionStrategy(

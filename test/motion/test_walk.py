@@ -13,7 +13,7 @@ from robocup3d_motion.body import body_for
 from robocup3d_motion.kinematics import foot_pose
 from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.robots import robot_spec
-from robocup3d_motion.walk import WalkEngine, WalkParams, walk_params, walk_sets
+from robocup3d_motion.walk import WalkEngine, WalkParams, boost_weight, walk_params, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 
 DT = 0.02
@@ -136,6 +136,49 @@ def test_feet_go_back_under_the_body_in_proportion_to_forward_speed() -> None:
     shifted = replace(base, sole_x_fwd=0.03)
     assert mean_sole_x(shifted, 0.4) - mean_sole_x(base, 0.4) == pytest.approx(-0.03 * 0.4, abs=1e-3)
     assert mean_sole_x(shifted, 0.0) == pytest.approx(mean_sole_x(base, 0.0), abs=1e-6)
+
+
+def test_a_fast_part_is_read_over_its_set_and_refused_without_a_speed_range() -> None:
+    p = walk_params({'period': 0.3, 'torso_pitch': 5, 'boost_from': 0.3, 'boost_to': 0.5, 'fast': {'period': 0.2}})
+    assert p.fast is not None and p.fast.period == 0.2 and p.fast.fast is None
+    assert p.fast.torso_pitch == pytest.approx(math.radians(5))  # the rest as the set's own
+    with pytest.raises(ConfigError, match='boost_to > boost_from'):
+        walk_params({'fast': {'period': 0.2}})
+    with pytest.raises(ConfigError, match='fast: unknown walk parameters'):
+        walk_params({'boost_to': 0.5, 'fast': {'stride': 0.2}})
+
+
+def test_boost_weight_grows_with_forward_speed_and_fades_when_turning_or_sidestepping() -> None:
+    p = walk_params({'boost_from': 0.3, 'boost_to': 0.5, 'boost_turn': 0.4, 'boost_side': 0.1, 'fast': {}})
+    assert boost_weight(p, (0.2, 0.0, 0.0)) == 0.0
+    assert boost_weight(p, (0.4, 0.0, 0.0)) == pytest.approx(0.5)
+    assert boost_weight(p, (0.7, 0.0, 0.0)) == 1.0
+    assert boost_weight(p, (0.7, 0.0, 0.2)) == pytest.approx(0.5)
+    assert boost_weight(p, (0.7, 0.05, -0.2)) == pytest.approx(0.25)
+    assert boost_weight(p, (0.7, 0.0, 0.5)) == 0.0
+    assert boost_weight(replace(p, fast=None), (0.7, 0.0, 0.0)) == 0.0
+
+
+def test_fast_straight_steps_take_the_fast_gait_and_turning_ones_their_own() -> None:
+    """Speed scheduling: at full speed straight ahead the steps last the fast part's period."""
+    base = replace(_sets('T1')['positioning'], accel_x=10.0, accel_w=10.0, max_vx=0.6, kp_legs=300.0)
+    p = replace(base, boost_from=0.2, boost_to=0.4, fast=replace(base, period=0.16, kp_legs=500.0))
+
+    def step_ticks(vx: float, wz: float) -> tuple[int, float]:
+        eng = WalkEngine(body_for('T1'), p)
+        eng.blend = 1.0
+        eng.set_command(vx, 0.0, wz)
+        for _ in range(40):
+            eng.step(DT)
+        steps, ticks = eng.steps, 0
+        while eng.steps < steps + 2:  # ticks of the next whole step
+            eng.step(DT)
+            ticks += eng.steps > steps
+        return ticks - 1, eng.gait.kp_legs
+
+    assert step_ticks(0.6, 0.0) == (round(0.16 / DT), 500.0)
+    assert step_ticks(0.6, 0.5) == (round(base.period / DT), 300.0)  # turning: no boost
+    assert step_ticks(0.1, 0.0) == (round(base.period / DT), 300.0)  # slow: no boost
 
 
 def test_odometry_counts_backward_steps_at_their_own_scale() -> None:

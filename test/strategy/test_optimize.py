@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from robocup3d_bridge.config_files import load_config
-from robocup3d_motion.walk import walk_sets
-from robocup3d_strategy.optimize import main, score, task_jobs, total_score
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_motion.walk import walk_params, walk_sets
+from robocup3d_strategy.optimize import _yaml_values, decode, encode, main, score, task_jobs, total_score
 
 
 def _result(task: str, forward: float = 0.0, lateral: float = 0.0, turned: float = 0.0, falls: int = 0) -> dict:
@@ -43,6 +43,22 @@ def test_random_courses_score_their_falls_and_add_up_with_the_other_tasks() -> N
     course = dict(_result('random', forward=2.0), seconds=20.0)
     results = [_result('forward', forward=5.0), dict(course, falls=2), course]
     assert total_score(results, jobs) == pytest.approx(-0.5 + 2.0)
+
+
+def test_the_fast_part_of_a_set_is_searched_by_its_own_names_and_written_back_over_the_set() -> None:
+    start = walk_params({'period': 0.25, 'max_vx': 0.5, 'boost_from': 0.3, 'boost_to': 0.45, 'fast': {'period': 0.22}})
+    names = ['fast.period', 'max_vx']
+    x = encode(start, start, names)
+    assert decode(x, start, names) == start
+    moved = decode([1.0, 0.0], start, names)
+    assert moved.fast is not None and moved.fast.period == 0.5 and moved.max_vx == 0.4 and moved.period == 0.25
+    again = walk_params(_yaml_values(moved))  # the walk file's values (degrees, rounded) read back
+    assert again.fast is not None and (again.fast.period, again.max_vx, again.boost_to) == (0.5, 0.4, 0.45)
+    assert again.fast.torso_pitch == pytest.approx(moved.fast.torso_pitch, abs=1e-6)
+    written = _yaml_values(moved)['fast']
+    assert written['period'] == 0.5 and 'torso_pitch' not in written  # only what differs from the set
+    with pytest.raises(ConfigError, match='no fast part'):
+        encode(start, walk_params({}), names)
 
 
 def test_one_generation_on_the_real_server_writes_a_walk_file_the_player_loads(tmp_path: Path) -> None:
