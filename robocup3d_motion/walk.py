@@ -20,7 +20,9 @@ stops and direction changes are smooth; a stop finishes the step with the feet s
 side. Feedback: the torso's pitch and roll rates (gyro) and tilt shift the ankles and
 hips; with foot-contact sensors (SimSpark FRP) a step ends early when the swing foot
 lands. Parameters per robot and named sets (``positioning``, ``sprint``) live in
-``config/walk.yaml``.
+``config/walk.yaml``. Speed scheduling: a set may carry a ``fast`` part, gait values that
+each step blends towards as its forward speed rises (``boost_from``..``boost_to``) while it
+goes straight, so a gait tuned for speed never has to turn or sidestep.
 """
 
 from __future__ import annotations
@@ -187,7 +189,7 @@ class WalkEngine:
         self.reset()
 
     def set_params(self, params: WalkParams) -> None:
-        """Switch parameter sets (takes effect at the next step)."""
+        """Switch parameter sets (the limits at the next step, the gait values at once)."""
         self.params = params
         self._use_gait(params)
 
