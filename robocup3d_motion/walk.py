@@ -79,6 +79,7 @@ class WalkParams:
     kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
     kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
+    combo_power: float = 2.0  # the norm's exponent: 2 an ellipsoid; lower cuts blends harder (1: a diamond)
     gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
     # Speed scheduling: a second set of gait values (``fast``, over this one) for fast straight walking.
     # Each step blends towards it by its forward speed, from 0 at ``boost_from`` to 1 at ``boost_to``,
@@ -114,6 +115,8 @@ def walk_params(section: Mapping | None, base: WalkParams | None = None) -> Walk
     params = replace(base, **values)
     if params.period <= 0.04 or params.com_height <= 0.0 or not 0.0 <= params.double_support < 0.8:
         raise ConfigError('walk: period > 0.04 s, com_height > 0 and 0 <= double_support < 0.8 are required')
+    if params.combo_power <= 0.0:
+        raise ConfigError('walk: combo_power must be > 0')
     fast = section.get('fast')
     if fast is not None:
         if params.boost_to <= params.boost_from:
@@ -222,9 +225,11 @@ class WalkEngine:
         vx = _limit(vals[0], p.min_vx, p.max_vx)
         vy = _limit(vals[1], -p.max_vy, p.max_vy)
         wz = _limit(vals[2], -p.max_wz, p.max_wz)
-        if p.combo_limit > 0.0:  # a blend of motions, each near its limit, within an ellipsoid
+        if p.combo_limit > 0.0:  # a blend of motions, each near its limit, within an ellipsoid (or diamond)
             vx_max = p.max_vx if vx >= 0.0 else -p.min_vx
-            norm = math.sqrt(sum((v / m) ** 2 for v, m in ((vx, vx_max), (vy, p.max_vy), (wz, p.max_wz)) if m > 0.0))
+            e = p.combo_power
+            parts = ((vx, vx_max), (vy, p.max_vy), (wz, p.max_wz))
+            norm = sum(abs(v / m) ** e for v, m in parts if m > 0.0) ** (1.0 / e)
             if norm > p.combo_limit:
                 k = p.combo_limit / norm
                 vx, vy, wz = vx * k, vy * k, wz * k

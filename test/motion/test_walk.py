@@ -210,6 +210,14 @@ def test_a_blend_of_motions_near_their_limits_is_scaled_into_the_ellipsoid() -> 
     eng = WalkEngine(body_for('T1'), replace(p, combo_limit=0.0))  # 0: off
     eng.set_command(0.0, 9.0, -9.0)
     assert eng.command == (0.0, p.max_vy, -p.max_wz)
+    eng = WalkEngine(body_for('T1'), replace(p, combo_power=1.0))  # a diamond: the shares add up to 1
+    eng.set_command(p.max_vx, 0.0, p.max_wz)
+    vx, _, wz = eng.command
+    assert vx / p.max_vx + wz / p.max_wz == pytest.approx(1.0) and vx > 0.0 and wz > 0.0
+    eng.set_command(0.0, -p.max_vy, 0.0)
+    assert eng.command == (0.0, -p.max_vy, 0.0)
+    with pytest.raises(ConfigError, match='combo_power'):
+        walk_params({'combo_power': 0})
 
 
 def test_walk_starts_from_rest_only_once_the_body_is_still() -> None:
