@@ -62,6 +62,7 @@ class WalkParams:
     max_vy: float = 0.25
     max_wz: float = 1.0  # rad/s
     accel_x: float = 0.15  # max change of vx per step (m/s)
+    launch_x: float = 0.0  # max gain of forward speed per step in a launch: from rest, straight ahead (0: accel_x)
     accel_y: float = 0.1
     accel_w: float = 0.5
     arm_swing: float = 2.0  # shoulder pitch rad per m of the opposite foot's x (sign from the joint axis)
@@ -144,10 +145,13 @@ def boost_weight(p: WalkParams, speed: tuple[float, float, float]) -> float:
         return 0.0
     vx, vy, wz = speed
     w = _limit((vx - p.boost_from) / (p.boost_to - p.boost_from), 0.0, 1.0)
-    if w > 0.0:
-        w *= _limit(1.0 - abs(wz) / max(p.boost_turn, 1e-6), 0.0, 1.0)
-        w *= _limit(1.0 - abs(vy) / max(p.boost_side, 1e-6), 0.0, 1.0)
-    return w
+    return w * _straight(p, vy, wz) if w > 0.0 else 0.0
+
+
+def _straight(p: WalkParams, vy: float, wz: float) -> float:
+    """1 going straight, falling to 0 at ``boost_turn`` rad/s of turn or ``boost_side`` m/s sideways."""
+    turn = _limit(1.0 - abs(wz) / max(p.boost_turn, 1e-6), 0.0, 1.0)
+    return turn * _limit(1.0 - abs(vy) / max(p.boost_side, 1e-6), 0.0, 1.0)
 
 
 def _smooth(s: float) -> float:
@@ -216,6 +220,7 @@ class WalkEngine:
         self.steps = 0
         self.last: dict[str, float] = {}
         self.heading_error = 0.0  # rad turned (gyro) since the command last asked for a turn
+        self._launch = False  # speeding up from rest, straight ahead (launch_x)
 
     # -- command
     def set_command(self, vx: float, vy: float, wz: float) -> None:
@@ -258,9 +263,16 @@ class WalkEngine:
         if cw == 0.0 and (cx or cy) and self.walking:  # hold the heading: steer against the gyro's drift
             cw = _limit(-p.heading_gain * self.heading_error, -p.max_wz, p.max_wz)
         sx, sy, sw = self.speed
-        sx += _limit(cx - sx, -p.accel_x, p.accel_x)
-        sy += _limit(cy - sy, -p.accel_y, p.accel_y)
-        sw += _limit(cw - sw, -p.accel_w, p.accel_w)
+        a = self.gait  # the step under way limits the change: a fast part may accelerate on more gently
+        ax = a.accel_x
+        # A launch, from rest straight ahead, gains speed at launch_x; it ends for good when the
+        # command turns, sidesteps or stops asking for more (it made random courses fall).
+        self._launch = (self._launch or not self.walking) and cx > sx and cy == 0.0 and self.command[2] == 0.0
+        if self._launch and a.launch_x > ax:
+            ax = a.launch_x
+        sx += _limit(cx - sx, -ax, ax)
+        sy += _limit(cy - sy, -a.accel_y, a.accel_y)
+        sw += _limit(cw - sw, -a.accel_w, a.accel_w)
         self.speed = (sx, sy, sw)
         w = boost_weight(self.params, self.speed)
         self._use_gait(blend_params(self.params, self.params.fast, w) if w > 0.0 else self.params)

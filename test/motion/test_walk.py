@@ -181,6 +181,31 @@ def test_fast_straight_steps_take_the_fast_gait_and_turning_ones_their_own() -> 
     assert step_ticks(0.1, 0.0) == (round(base.period / DT), 300.0)  # slow: no boost
 
 
+def test_a_launch_from_rest_straight_ahead_speeds_up_faster_until_the_command_turns() -> None:
+    p = replace(_sets('T1')['positioning'], accel_x=0.05, launch_x=0.15, max_vx=0.6, combo_limit=0.0)
+
+    def speeds(commands: list[tuple[float, float, float]], params: WalkParams = p) -> list[float]:
+        eng = WalkEngine(body_for('T1'), params)
+        eng.blend = 1.0
+        out = []
+        for cmd in commands:
+            eng.set_command(*cmd)
+            steps = eng.steps
+            while eng.steps == steps:  # to the next step
+                eng.step(DT)
+            out.append(round(eng.speed[0], 6))
+        return out
+
+    assert speeds([(0.6, 0.0, 0.0)] * 5) == [0.15, 0.3, 0.45, 0.6, 0.6]
+    assert speeds([(0.6, 0.0, 0.3)] * 2) == [0.05, 0.1]  # turning: no launch
+    # a turn ends the launch for good; straight again, the speed rises at accel_x
+    assert speeds([(0.6, 0.0, 0.0), (0.6, 0.0, 0.3), (0.6, 0.0, 0.0)]) == [0.15, 0.2, 0.25]
+    assert speeds([(0.6, 0.0, 0.0)] * 2, replace(p, launch_x=0.0)) == [0.05, 0.1]  # unset: accel_x
+    # the step under way limits the change: a fast part launches on more gently (half blended at 0.3 m/s)
+    boosted = replace(p, boost_from=0.2, boost_to=0.4, fast=replace(p, launch_x=0.05))
+    assert speeds([(0.6, 0.0, 0.0)] * 4, boosted) == [0.15, 0.3, 0.4, 0.45]
+
+
 def test_odometry_counts_backward_steps_at_their_own_scale() -> None:
     p = replace(_sets('T1')['positioning'], min_vx=-0.3, odom_scale=0.8, odom_scale_back=0.25, accel_x=10.0)
     eng = WalkEngine(body_for('T1'), p)
