@@ -383,7 +383,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument('--popsize', type=int, default=8)
     p.add_argument('--workers', type=int, default=2, help='candidates evaluated side by side')
     p.add_argument('--sigma', type=float, default=0.15, help='initial step size (parameters scaled to [0, 1])')
-    p.add_argument('--params', nargs='+', default=[], help="which parameters to search (default: the server's space)")
+    p.add_argument(
+        '--params',
+        nargs='+',
+        default=[],
+        help="which parameters to search (default: the server's space); fast.NAME: the set's fast part",
+    )
     p.add_argument('--walk-config', default='walk.yaml')
     p.add_argument('--out', type=Path, default=Path('walk_tuned.yaml'))
     args = p.parse_args(argv)
