@@ -87,7 +87,7 @@ class WalkCommander:
         if dist > self.near:  # far: face the target and walk at it
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
-            wz = k * bearing if abs(bearing) > 0.15 else 0.0
+            wz = k * math.copysign(max(0.0, abs(bearing) - 0.15), bearing)  # no jump at the band's edge
             vx = min(params.max_vx, brake) * max(0.0, math.cos(bearing)) ** 2
             return (vx, 0.0, wz)
         # near: omnidirectional, turning into the final heading; a big turn first, with little

@@ -318,6 +318,20 @@ def test_velocity_lapses_after_the_timeout() -> None:
     assert not c.active(10.6)
 
 
+def test_far_target_steering_grows_from_zero_beyond_the_dead_band() -> None:
+    """No jump at the band's edge: a jump of turn rate at full speed rocked the T1 sprint over (6 of 6 long squares)."""
+    p = WalkParams(max_vx=0.7, max_wz=1.0)
+
+    def turn_for(bearing: float) -> float:
+        c = WalkCommander()
+        c.set_target(5.0 * math.cos(bearing), 5.0 * math.sin(bearing), 0.0, now=0.0)
+        return c.velocity(0.1, p, (0.0, 0.0, 0.0), DT)[2]
+
+    assert turn_for(0.1) == 0.0
+    assert 0.0 < turn_for(0.16) < 0.02
+    assert turn_for(-0.5) == pytest.approx(-1.5 * 0.35, abs=1e-3)
+
+
 @pytest.mark.parametrize('target', [(2.0, 1.0, 1.0), (-0.4, 0.3, -0.5), (0.0, 0.0, math.pi / 2)])
 def test_walk_target_is_reached_with_its_own_odometry(target: tuple[float, float, float]) -> None:
     """The commander steers to a relative pose when the robot moves exactly as commanded."""
