@@ -201,7 +201,7 @@ class WalkEngine:
         self._use_gait(params)
 
     def _use_gait(self, gait: WalkParams) -> None:
-        #: the gait values of the step under way: ``params``, or blended towards ``params.fast``
+        """Take the gait values of the step under way: ``params``, or blended towards ``params.fast``."""
         self.gait = gait
         tc = math.sqrt(gait.com_height / G)
         self._half = gait.period / (2.0 * tc)

@@ -99,7 +99,7 @@ def _part(params: WalkParams, name: str) -> tuple[WalkParams, str]:
         return params, name
     if params.fast is None:
         raise ConfigError(f'cannot search {name}: the set has no fast part (walk.yaml: fast, boost_from, boost_to)')
-    return params.fast, name[len(FAST) :]
+    return params.fast, name.removeprefix(FAST)
 
 
 def _range(name: str, start: WalkParams, space: dict | None = None) -> tuple[float, float]:
@@ -129,7 +129,7 @@ def decode(x: Sequence[float], start: WalkParams, names: Sequence[str], space: d
         lo, hi = _range(n, start, space)
         value = lo + (hi - lo) * min(1.0, max(0.0, float(xi)))
         if n.startswith(FAST):
-            fast[n[len(FAST) :]] = value
+            fast[n.removeprefix(FAST)] = value
         else:
             values[n] = value
     if fast:
@@ -168,7 +168,7 @@ def _yaml_values(params: WalkParams) -> dict:
     out = {k: round(math.degrees(v) if k in ANGLE_PARAMS else v, 5) for k, v in out.items()}
     if fast is not None:  # only what differs from the set itself
         own = _yaml_values(fast)
-        out['fast'] = {k: v for k, v in own.items() if k != 'fast' and v != out.get(k)}
+        out['fast'] = {k: v for k, v in own.items() if v != out[k]}
     return out
 
 
