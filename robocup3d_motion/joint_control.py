@@ -1,6 +1,7 @@
 """Joint control: turn target angles into what each server's motors take.
 
-* rcssserver3d: hinge velocities. A P controller, ``v = kp * (target - angle)``, plus
+* rcssserver3d: hinge velocities. A P controller, ``v = kp * (target - angle)`` (``kp`` in 1/s:
+  the robot's, or the gains in force that the caller passes, e.g. a walk set's stiffer legs), plus
   the target's own velocity ``(target - previous target) / 0.02 s`` while the target moves
   smoothly (it changed the cycle before too, by no more than the joint can follow; a step
   change, such as a new keyframe, gets no feed-forward), clamped to the joint's speed limit.
@@ -88,15 +89,20 @@ class JointController:
         self._prev_goal: dict[str, float] = {}
         self._prev_delta: dict[str, float] = {}
 
-    def command(self, targets: dict[str, float], measured: dict[str, float]) -> JointTargets:
-        """Commands for every joint: towards ``targets`` (rad), hold pose where none is given."""
+    def command(
+        self, targets: dict[str, float], measured: dict[str, float], kp: dict[str, float] | None = None
+    ) -> JointTargets:
+        """Commands for every joint: towards ``targets`` (rad), hold pose where none is given.
+
+        ``kp``: rcssserver3d P gains (1/s) in force, per joint (default: the robot's own).
+        """
         hold = self.settings.hold_pose
         names = self._names
         goal = [targets.get(n, hold[n]) for n in names]
         goal = [min(max(g, lo), hi) for g, (lo, hi, _) in zip(goal, self._limits, strict=True)]
         if self.robot.server == 'mujoco':
             return JointTargets(names, goal, [0.0] * len(names))
-        kp = self.settings.kp
+        kp = kp or self.settings.kp
         vel = []
         prev_goal, prev_delta, ff = self._prev_goal, self._prev_delta, self.feedforward
         for n, g, (_, _, vmax) in zip(names, goal, self._limits, strict=True):

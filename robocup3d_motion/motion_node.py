@@ -496,8 +496,9 @@ class MotionNode(Node):
         measured = dict(zip(msg.name, msg.position, strict=False))
         with self._lock:
             targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
+            kp, _ = self.core.gains()
         self._publish_gains()
-        out = self.controller.command(targets, measured)
+        out = self.controller.command(targets, measured, kp)
         cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
         cmd.header.stamp = msg.header.stamp
         self.pub_cmd.publish(cmd)
@@ -525,7 +526,7 @@ class MotionNode(Node):
             targets = self.core.step(t, p.joint_positions, wall)
             kp, kd = self.core.gains()
         self._publish_gains()
-        out = self.controller.command(targets, p.joint_positions)
+        out = self.controller.command(targets, p.joint_positions, kp)
         if self.pub_cmd.get_subscription_count() > 0:
             cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
             cmd.header.stamp = stamp_from_seconds(t)

@@ -77,7 +77,7 @@ class WalkParams:
     heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     odom_scale_back: float = 0.0  # the same for backward steps (0: as odom_scale)
-    kp_legs: float = 0.0  # least leg joint stiffness while walking (RCSSServerMJ PD; 0: the robot's own)
+    kp_legs: float = 0.0  # least leg gain while walking (RCSSServerMJ PD, N m/rad; rcssserver3d P, 1/s; 0: robot's)
     kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     combo_power: float = 2.0  # the norm's exponent: 2 an ellipsoid; lower cuts blends harder (1: a diamond)
@@ -260,8 +260,9 @@ class WalkEngine:
         """Choose the next step at a step boundary (support swaps)."""
         p = self.params
         cx, cy, cw = self.command
+        hold = 0.0  # the turn that only holds the heading (not a turn for the speed scheduling)
         if cw == 0.0 and (cx or cy) and self.walking:  # hold the heading: steer against the gyro's drift
-            cw = _limit(-p.heading_gain * self.heading_error, -p.max_wz, p.max_wz)
+            cw = hold = _limit(-p.heading_gain * self.heading_error, -p.max_wz, p.max_wz)
         sx, sy, sw = self.speed
         a = self.gait  # the step under way limits the change: a fast part may accelerate on more gently
         ax = a.accel_x
@@ -274,7 +275,7 @@ class WalkEngine:
         sy += _limit(cy - sy, -a.accel_y, a.accel_y)
         sw += _limit(cw - sw, -a.accel_w, a.accel_w)
         self.speed = (sx, sy, sw)
-        w = boost_weight(self.params, self.speed)
+        w = boost_weight(self.params, (sx, sy, sw - hold))
         self._use_gait(blend_params(self.params, self.params.fast, w) if w > 0.0 else self.params)
         p = self.gait
         resting = all(abs(f.x) < 1e-4 and abs(f.y) < 1e-4 and abs(f.yaw) < 1e-3 for f in self.feet.values())

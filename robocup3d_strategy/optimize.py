@@ -71,11 +71,12 @@ SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
     'accel_x': ('abs', 0.02, 0.15),
 }
 
-#: The Nao on rcssserver3d: a smaller robot with quicker steps; its joints take velocities, so
-#: the PD gains ``kp_legs``/``kd_legs`` (RCSSServerMJ only) are not searched, the top speed is.
+#: The Nao on rcssserver3d: a smaller robot with quicker steps; its joints take velocities from
+#: a P controller, so ``kp_legs`` is that gain (1/s) and ``kd_legs`` is not searched; the top speed is.
 NAO_SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
-    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kp_legs', 'kd_legs', 'sole_x_fwd')},
-    'period': ('abs', 0.12, 0.4),
+    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kd_legs', 'sole_x_fwd')},
+    'period': ('abs', 0.06, 0.4),
+    'kp_legs': ('abs', 8.0, 40.0),
     'step_height': ('abs', 0.005, 0.05),
     'sway': ('abs', 0.0, 0.04),
     'sole_x': ('abs', -0.03, 0.06),

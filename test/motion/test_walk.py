@@ -181,6 +181,22 @@ def test_fast_straight_steps_take_the_fast_gait_and_turning_ones_their_own() -> 
     assert step_ticks(0.1, 0.0) == (round(base.period / DT), 300.0)  # slow: no boost
 
 
+def test_holding_the_heading_against_drift_keeps_the_fast_gait() -> None:
+    """Told to go straight, the turn that steers against the gyro's drift is no turn for the scheduling
+    (else the gait wavers between the sets step by step: the Nao fell within 5 s)."""
+    base = replace(_sets('T1')['positioning'], accel_x=10.0, accel_w=10.0, max_vx=0.6, heading_gain=1.0)
+    p = replace(base, boost_from=0.2, boost_to=0.4, boost_turn=0.3, fast=replace(base, period=0.16))
+    eng = WalkEngine(body_for('T1'), p)
+    eng.blend = 1.0
+    eng.set_command(0.6, 0.0, 0.0)
+    holds = []
+    for _ in range(100):
+        eng.step(DT, gyro=(0.0, 0.0, 0.4))  # drifting left at 0.4 rad/s
+        holds.append(eng.speed[2])
+    assert min(holds) < -0.3  # it steers right, harder than boost_turn ...
+    assert eng.gait.period == pytest.approx(0.16)  # ... in the fast gait
+
+
 def test_a_launch_from_rest_straight_ahead_speeds_up_faster_until_the_command_turns() -> None:
     p = replace(_sets('T1')['positioning'], accel_x=0.05, launch_x=0.15, max_vx=0.6, combo_limit=0.0)
 

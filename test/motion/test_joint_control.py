@@ -1,0 +1,35 @@
+"""Joint control on rcssserver3d: velocities from a P controller with the gains in force."""
+
+from __future__ import annotations
+
+import pytest
+
+from robocup3d_bridge.config_files import load_config
+from robocup3d_motion.joint_control import JointController, control_settings
+from robocup3d_motion.robots import robot_spec
+
+
+def _nao_controller() -> JointController:
+    robot = robot_spec('simspark', 'nao', 0)
+    return JointController(robot, control_settings(robot, load_config('robots.yaml')))
+
+
+def test_velocity_is_the_robots_gain_times_the_error_clamped_to_the_joint_speed() -> None:
+    ctl = _nao_controller()
+    kp = ctl.settings.kp['llj3']
+    out = ctl.command({'llj3': -0.1}, {'llj3': 0.0})
+    v = dict(zip(out.names, out.velocity, strict=True))
+    assert v['llj3'] == pytest.approx(kp * -0.1)
+    vmax = ctl.robot.by_name['llj3'].max_speed
+    v = dict(zip(out.names, ctl.command({'llj3': -1.5}, {'llj3': 0.4}).velocity, strict=True))
+    assert v['llj3'] == pytest.approx(-vmax)
+
+
+def test_gains_passed_in_replace_the_robots_for_the_joints_they_name() -> None:
+    ctl = _nao_controller()
+    base = dict(ctl.settings.kp)
+    stiff = {**base, 'llj3': 3.0 * base['llj3']}
+    out = ctl.command({'llj3': -0.1, 'rlj3': -0.1}, {'llj3': 0.0, 'rlj3': 0.0}, stiff)
+    v = dict(zip(out.names, out.velocity, strict=True))
+    assert v['llj3'] == pytest.approx(3.0 * base['llj3'] * -0.1)
+    assert v['rlj3'] == pytest.approx(base['rlj3'] * -0.1)
