@@ -22,7 +22,8 @@ hips; with foot-contact sensors (SimSpark FRP) a step ends early when the swing 
 lands. Parameters per robot and named sets (``positioning``, ``sprint``) live in
 ``config/walk.yaml``. Speed scheduling: a set may carry a ``fast`` part, gait values that
 each step blends towards as its forward speed rises (``boost_from``..``boost_to``) while it
-goes straight, so a gait tuned for speed never has to turn or sidestep.
+goes straight, so a gait tuned for speed never has to turn or sidestep; the fast part's
+``max_vx`` is the top speed straight ahead (the set's own applies as it turns or sidesteps).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.body import Body
 from robocup3d_motion.kinematics import UnreachableError, legs_ik
 
-__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'walk_params', 'walk_sets']
+__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'top_vx', 'walk_params', 'walk_sets']
 
 G = 9.81
 START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
@@ -148,6 +149,14 @@ def boost_weight(p: WalkParams, speed: tuple[float, float, float]) -> float:
     return w * _straight(p, vy, wz) if w > 0.0 else 0.0
 
 
+def top_vx(p: WalkParams, vy: float = 0.0, wz: float = 0.0) -> float:
+    """The forward speed limit at a sideways ``vy`` and turn ``wz``: the fast part's ``max_vx``
+    straight ahead, falling to the set's own as the motion turns or sidesteps (as the boost does)."""
+    if p.fast is None or p.fast.max_vx == p.max_vx:
+        return p.max_vx
+    return p.max_vx + _straight(p, vy, wz) * (p.fast.max_vx - p.max_vx)
+
+
 def _straight(p: WalkParams, vy: float, wz: float) -> float:
     """1 going straight, falling to 0 at ``boost_turn`` rad/s of turn or ``boost_side`` m/s sideways."""
     turn = _limit(1.0 - abs(wz) / max(p.boost_turn, 1e-6), 0.0, 1.0)
@@ -227,11 +236,12 @@ class WalkEngine:
         """Desired velocity (m/s, m/s, rad/s), clipped to the parameter set's limits."""
         p = self.params
         vals = [v if math.isfinite(v) else 0.0 for v in (vx, vy, wz)]
-        vx = _limit(vals[0], p.min_vx, p.max_vx)
         vy = _limit(vals[1], -p.max_vy, p.max_vy)
         wz = _limit(vals[2], -p.max_wz, p.max_wz)
+        top = top_vx(p, vy, wz)
+        vx = _limit(vals[0], p.min_vx, top)
         if p.combo_limit > 0.0:  # a blend of motions, each near its limit, within an ellipsoid (or diamond)
-            vx_max = p.max_vx if vx >= 0.0 else -p.min_vx
+            vx_max = top if vx >= 0.0 else -p.min_vx
             e = p.combo_power
             parts = ((vx, vx_max), (vy, p.max_vy), (wz, p.max_wz))
             norm = sum(abs(v / m) ** e for v, m in parts if m > 0.0) ** (1.0 / e)

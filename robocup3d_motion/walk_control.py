@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from robocup3d_motion.walk import WalkParams
+from robocup3d_motion.walk import WalkParams, top_vx
 
 __all__ = ['WalkCommander']
 
@@ -88,7 +88,7 @@ class WalkCommander:
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
             wz = k * math.copysign(max(0.0, abs(bearing) - 0.15), bearing)  # no jump at the band's edge
-            vx = min(params.max_vx, brake) * max(0.0, math.cos(bearing)) ** 2
+            vx = min(top_vx(params, 0.0, wz), brake) * max(0.0, math.cos(bearing)) ** 2
             return (vx, 0.0, wz)
         # near: omnidirectional, turning into the final heading; a big turn first, with little
         # translation (sidestepping while turning hard tips the robot over)
