@@ -133,9 +133,10 @@ def decode(x: Sequence[float], start: WalkParams, names: Sequence[str], space: d
             fast[n.removeprefix(FAST)] = value
         else:
             values[n] = value
-    if fast:
-        assert start.fast is not None  # _range checked
-        values['fast'] = replace(start.fast, **fast)
+    if start.fast is not None:  # a set value the fast part inherits (not its own) goes along with the set's
+        inherited = {n: v for n, v in values.items() if getattr(start.fast, n) == getattr(start, n)}
+        if fast or inherited:
+            values['fast'] = replace(start.fast, **{**inherited, **fast})
     return replace(start, **values)
 
 

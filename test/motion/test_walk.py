@@ -13,7 +13,7 @@ from robocup3d_motion.body import body_for
 from robocup3d_motion.kinematics import foot_pose
 from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.robots import robot_spec
-from robocup3d_motion.walk import WalkEngine, WalkParams, boost_weight, walk_params, walk_sets
+from robocup3d_motion.walk import WalkEngine, WalkParams, boost_weight, top_vx, walk_params, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 
 DT = 0.02
@@ -181,6 +181,20 @@ def test_fast_straight_steps_take_the_fast_gait_and_turning_ones_their_own() -> 
     assert step_ticks(0.1, 0.0) == (round(base.period / DT), 300.0)  # slow: no boost
 
 
+def test_the_fast_parts_top_speed_holds_straight_ahead_and_the_sets_own_while_turning() -> None:
+    p = walk_params(
+        {'max_vx': 0.35, 'max_wz': 30, 'combo_limit': 0, 'boost_from': 0.1, 'boost_to': 0.2, 'fast': {'max_vx': 0.6}}
+    )
+    eng = WalkEngine(body_for('T1'), p)
+    eng.set_command(1.0, 0.0, 0.0)
+    assert eng.command[0] == pytest.approx(0.6)
+    eng.set_command(1.0, 0.0, 0.15)  # half of boost_turn: half way between the limits
+    assert eng.command[0] == pytest.approx(0.475)
+    eng.set_command(1.0, 0.0, 0.5)
+    assert eng.command[0] == pytest.approx(0.35)
+    assert top_vx(replace(p, fast=None)) == 0.35
+
+
 def test_holding_the_heading_against_drift_keeps_the_fast_gait() -> None:
     """Told to go straight, the turn that steers against the gyro's drift is no turn for the scheduling
     (else the gait wavers between the sets step by step: the Nao fell within 5 s)."""
@@ -285,6 +299,24 @@ def test_core_stiffens_the_legs_along_with_the_blend_into_the_walk() -> None:
         seen.append(core.gains()[0][knee])
     assert all(b >= a for a, b in pairwise(seen))  # no jump: rises with the blend
     assert seen[0] < stand_kp + 0.2 * (p.kp_legs - stand_kp) and seen[-1] == pytest.approx(p.kp_legs)
+
+
+def test_nao_sprint_straight_ahead_stiffens_the_legs_p_gain_of_its_fast_gait() -> None:
+    """rcssserver3d: the fast gait's kp_legs is the P gain of the leg velocity commands."""
+    core = MotionCore(robot_spec('simspark', 'nao', 0), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    assert core.request('walk_set sprint') == ''
+    fast, knee = core.walk.params.fast, 'llj4'
+    assert fast is not None and fast.kp_legs > core.settings.kp[knee]
+    t = 0.0
+    for _ in range(100):
+        t += DT
+        core.set_velocity(1.0, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+    assert core.walk.gait.period == pytest.approx(fast.period)
+    kp = core.gains()[0]
+    assert kp[knee] == pytest.approx(fast.kp_legs) and kp['laj1'] == core.settings.kp['laj1']
+    out = core.controller.command({knee: -0.5}, {knee: -0.45}, kp)
+    assert dict(zip(out.names, out.velocity, strict=True))[knee] == pytest.approx(-0.05 * fast.kp_legs)
 
 
 def test_commands_are_clipped_and_speed_changes_gradually() -> None:

@@ -57,6 +57,9 @@ def test_the_fast_part_of_a_set_is_searched_by_its_own_names_and_written_back_ov
     assert again.fast.torso_pitch == pytest.approx(moved.fast.torso_pitch, abs=1e-6)
     written = _yaml_values(moved)['fast']
     assert written['period'] == 0.5 and 'torso_pitch' not in written  # only what differs from the set
+    assert moved.fast.max_vx == 0.4  # inherited from the set, it goes along with the set's
+    own = walk_params({'max_vx': 0.5, 'boost_from': 0.3, 'boost_to': 0.45, 'fast': {'max_vx': 0.7}})
+    assert decode([0.0], own, ['max_vx']).fast.max_vx == 0.7  # the fast part's own top speed stays
     with pytest.raises(ConfigError, match='no fast part'):
         encode(start, walk_params({}), names)
 
