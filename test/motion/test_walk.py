@@ -195,11 +195,15 @@ def test_the_fast_parts_top_speed_holds_straight_ahead_and_the_sets_own_while_tu
     assert top_vx(replace(p, fast=None)) == 0.35
 
 
-def test_holding_the_heading_against_drift_keeps_the_fast_gait() -> None:
-    """Told to go straight, the turn that steers against the gyro's drift is no turn for the scheduling
-    (else the gait wavers between the sets step by step: the Nao fell within 5 s)."""
+@pytest.mark.parametrize(('boost_hold', 'period'), [(0.0, 0.16), (1.0, None)])
+def test_holding_the_heading_against_drift_counts_as_a_turn_as_boost_hold_says(
+    boost_hold: float, period: float | None
+) -> None:
+    """Told to go straight, the turn that steers against the gyro's drift counts for the scheduling as
+    ``boost_hold`` says (0: not at all, the Nao's sets: its gait wavered between the sets step by step)."""
     base = replace(_sets('T1')['positioning'], accel_x=10.0, accel_w=10.0, max_vx=0.6, heading_gain=1.0)
-    p = replace(base, boost_from=0.2, boost_to=0.4, boost_turn=0.3, fast=replace(base, period=0.16))
+    p = replace(base, boost_from=0.2, boost_to=0.4, boost_turn=0.3, boost_hold=boost_hold)
+    p = replace(p, fast=replace(base, period=0.16))
     eng = WalkEngine(body_for('T1'), p)
     eng.blend = 1.0
     eng.set_command(0.6, 0.0, 0.0)
@@ -208,7 +212,7 @@ def test_holding_the_heading_against_drift_keeps_the_fast_gait() -> None:
         eng.step(DT, gyro=(0.0, 0.0, 0.4))  # drifting left at 0.4 rad/s
         holds.append(eng.speed[2])
     assert min(holds) < -0.3  # it steers right, harder than boost_turn ...
-    assert eng.gait.period == pytest.approx(0.16)  # ... in the fast gait
+    assert eng.gait.period == pytest.approx(period or base.period)  # ... in the fast gait, or out of it
 
 
 def test_a_launch_from_rest_straight_ahead_speeds_up_faster_until_the_command_turns() -> None:

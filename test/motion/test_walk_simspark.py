@@ -17,8 +17,9 @@ from robocup3d_strategy.walk_tasks import run_task
 
 pytestmark = pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 
-#: Distance the sprint set must cover in 10 s from standstill (m); it measured 2.9-3.2 m in bench/bench_walk.py.
-FORWARD_10S_M = 2.5
+#: Distance the sprint set must cover in 10 s from standstill (m): its fast gait measured 6.1-6.2 m
+#: (walk_tasks, bench/bench_walk.py); the sprint without one, 2.9-3.5 m.
+FORWARD_10S_M = 5.0
 
 
 @pytest.fixture(scope='module')
