@@ -423,10 +423,11 @@ class MotionNode(Node):
     def targets(self) -> dict[str, float]:
         return self.core.targets
 
-    def _publish_gains(self) -> None:
+    def _publish_gains(self, gains: tuple[dict[str, float], dict[str, float]] | None = None) -> None:
+        """Publish the PD gains in force (RCSSServerMJ) when they change; ``gains``: this cycle's, if known."""
         if self.robot.server != 'mujoco':
             return
-        kp, kd = self.core.gains()
+        kp, kd = gains or self.core.gains()
         key = (tuple(kp.values()), tuple(kd.values()))
         if key == self._gains:
             return
@@ -496,8 +497,8 @@ class MotionNode(Node):
         measured = dict(zip(msg.name, msg.position, strict=False))
         with self._lock:
             targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
-            kp, _ = self.core.gains()
-        self._publish_gains()
+            kp, kd = self.core.gains()
+        self._publish_gains((kp, kd))
         out = self.controller.command(targets, measured, kp)
         cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
         cmd.header.stamp = msg.header.stamp
@@ -525,7 +526,7 @@ class MotionNode(Node):
                 }
             targets = self.core.step(t, p.joint_positions, wall)
             kp, kd = self.core.gains()
-        self._publish_gains()
+        self._publish_gains((kp, kd))
         out = self.controller.command(targets, p.joint_positions, kp)
         if self.pub_cmd.get_subscription_count() > 0:
             cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
