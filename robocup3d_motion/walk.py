@@ -90,9 +90,8 @@ class WalkParams:
     boost_to: float = 0.0
     boost_turn: float = 0.3
     boost_side: float = 0.05
-    # How much of the turn that holds the heading (heading_gain) counts as a turn for the blend: the T1's
-    # corrections easing it out of the fast gait keep it up (0: 1 fall in 3 runs of 10 s); the Nao's 0.1 s
-    # steps wavered between the gaits step by step and fell within 5 s (1), so its sets take 0.
+    # How much of the turn that only holds the heading (heading_gain) counts as a turn for the blend
+    # (1: all of it; 0: none, so short steps do not waver between the gaits; see config/walk.yaml).
     boost_hold: float = 1.0
     fast: WalkParams | None = None
 
@@ -289,7 +288,7 @@ class WalkEngine:
         sy += _limit(cy - sy, -a.accel_y, a.accel_y)
         sw += _limit(cw - sw, -a.accel_w, a.accel_w)
         self.speed = (sx, sy, sw)
-        w = boost_weight(self.params, (sx, sy, sw - (1.0 - self.params.boost_hold) * hold))
+        w = boost_weight(p, (sx, sy, sw - (1.0 - p.boost_hold) * hold))
         self._use_gait(blend_params(self.params, self.params.fast, w) if w > 0.0 else self.params)
         p = self.gait
         resting = all(abs(f.x) < 1e-4 and abs(f.y) < 1e-4 and abs(f.yaw) < 1e-3 for f in self.feet.values())
