@@ -71,10 +71,10 @@ class WalkParams:
     gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate (about +x; sign from the joint axis)
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
-    # s to blend into the walk stance before the first step (too fast a crouch tips it over). The caller
-    # passes its last command as the start pose every cycle, so the blend compounds: the pose is about
-    # 80 % of the way there after 0.35 ramp. Every set was tuned so; a fixed start pose, eased over the
-    # whole ramp, made the K1 fall back in 11 of 12 starts (0 of 12 as it is).
+    # s to blend into the walk stance before the first step (too fast a crouch tips it over). Each cycle
+    # blends from the one before, so the blend compounds: the pose is about 80 % of the way there after
+    # 0.35 ramp. Every set was tuned so; a fixed start pose eased over the whole ramp made the K1 fall in
+    # 5 of 12 starts (0 of 12 as it is; 11 of 12 with the T1's IMU trim, which rocked the K1's stand).
     ramp: float = 0.6
     turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
     sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
@@ -335,7 +335,8 @@ class WalkEngine:
 
         ``gyro``: torso rates (rad/s, REP-103); ``pitch``: torso forward tilt (rad);
         ``contact``: foot touches the ground, per side (ends a late step early);
-        ``start_pose``: the pose to blend from while entering the walk stance (see ``ramp``).
+        ``start_pose``: the pose the blend into the walk stance starts from (the first cycle after
+        :meth:`reset`; later cycles blend from the one before, see ``ramp``).
         """
         p = self.params
         if self.blend < 1.0:
@@ -355,9 +356,10 @@ class WalkEngine:
         elif self.blend >= 1.0 and (gyro is None or max(abs(gyro[0]), abs(gyro[1])) < START_RATE):
             self._next_step()  # from rest: once the body has stopped rocking
         out = self._targets(gyro, pitch)
-        if self.blend < 1.0 and start_pose:
+        start = self.last or start_pose
+        if self.blend < 1.0 and start:
             b = _smooth(self.blend)
-            out = {n: b * v + (1.0 - b) * start_pose.get(n, v) for n, v in out.items()}
+            out = {n: b * v + (1.0 - b) * start.get(n, v) for n, v in out.items()}
         self.last = out
         return out
 
