@@ -73,8 +73,8 @@ class WalkParams:
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
     # s to blend into the walk stance before the first step (too fast a crouch tips it over). Each cycle
     # blends from the one before, so the blend compounds: the pose is about 80 % of the way there after
-    # 0.35 ramp. Every set was tuned so; a fixed start pose eased over the whole ramp made the K1 fall in
-    # 5 of 12 starts (0 of 12 as it is; 11 of 12 with the T1's IMU trim, which rocked the K1's stand).
+    # 0.35 ramp. Every set was tuned so; a fixed start pose eased over the whole ramp made the K1 fall more:
+    # with its stand's IMU trim off, 5 of 12 starts (0 of 12 as it is); with it on, 11 of 12 (7 of 15).
     ramp: float = 0.6
     turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
     sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
