@@ -542,3 +542,25 @@ def test_cycle_clock_recovers_whole_cycles_from_truncated_stamps() -> None:
     assert clock.step(stamps[-1] + 0.06) == pytest.approx(0.06)  # two missed cycles
     assert clock.step(0.5) == pytest.approx(0.02)  # time went back (a restarted server): start again
     assert clock.step(0.52) == pytest.approx(0.02)
+
+
+def test_the_blend_into_the_stance_compounds_from_the_engines_own_output() -> None:
+    """Entering the walk, each cycle blends from the one before: the crouch is mostly done early
+    (the shipped sets are tuned to it), whatever pose the caller passes after the first cycle."""
+    p = replace(_sets('T1')['positioning'], ramp=1.0)
+    stance = WalkEngine(body_for('T1'), p)
+    stance.blend = 1.0
+    knee = stance.step(DT)['llj4']
+    start = {'llj4': knee - 0.5}
+
+    def progress(pass_every_cycle: bool) -> list[float]:
+        eng = WalkEngine(body_for('T1'), p)
+        out = [eng.step(DT, start_pose=start)['llj4']]
+        for _ in range(49):
+            out.append(eng.step(DT, start_pose=start if pass_every_cycle else None)['llj4'])
+        return [(q - start['llj4']) / 0.5 for q in out]
+
+    once, always = progress(False), progress(True)
+    assert once == pytest.approx(always)
+    assert 0.6 < once[16] < 0.95  # 0.35 ramp: most of the way (a plain smooth ramp: 0.25)
+    assert once[-1] == pytest.approx(1.0, abs=0.01)
