@@ -1,8 +1,9 @@
 """Walk benchmark through the running graph (a server in sync mode + the player process).
 
 For each robot and walk set: forward speed over 10 s from standstill, backward and
-sideways speed, turn rate, and falls per 100 m over a 60 s random-command course, all from the
-server's ground truth (the player never sees it). Prints a table.
+sideways speed, turn rate, falls per 100 m over a 60 s random-command course, and falls in walk
+starts from a fresh stand (``--starts`` rounds of five: forward, each side, each turn; 5 s each),
+all from the server's ground truth (the player never sees it). Prints a table.
 
     PYTHONPATH=. python bench/bench_walk.py [--robots T1 K1] [--set sprint] [--course 60]
     PYTHONPATH=. python bench/bench_walk.py --server simspark --types 0 1 2 3 4
@@ -23,11 +24,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robocup3d_strategy.servers import cpu_seconds
 from robocup3d_strategy.sim_session import SERVERS, SimSession
-from robocup3d_strategy.walk_tasks import run_task
+from robocup3d_strategy.walk_tasks import STARTS, run_task
 
 
 def bench(
-    robot: str, walk_set: str, seconds: float, course: float, seed: int, server: str = 'mujoco', robot_type: int = 0
+    robot: str,
+    walk_set: str,
+    seconds: float,
+    course: float,
+    seed: int,
+    server: str = 'mujoco',
+    robot_type: int = 0,
+    starts: int = 2,
 ) -> dict:
     """All tasks for one robot in one session."""
     with SimSession(robot, server=server, robot_type=robot_type) as s:
@@ -40,6 +48,7 @@ def bench(
         side = run_task(s, 'sideways', 0.0, seconds)
         turn = run_task(s, 'turn', 0.0, seconds)
         rnd = run_task(s, 'random', 0.0, course, seed)
+        rounds = [run_task(s, 'starts', 0.0, 5.0, seed + k) for k in range(starts)]
     return {
         'player CPU ms/cycle (walking)': cpu_ms,
         'forward m/s': fwd.speed,
@@ -53,6 +62,7 @@ def bench(
         'course m': rnd.path,
         'course falls': rnd.falls,
         'falls/100 m': 100.0 * rnd.falls / rnd.path if rnd.path > 0 else float('nan'),
+        'start falls': f'{sum(r.falls for r in rounds)} of {sum(len(STARTS) for _ in rounds)}',
     }
 
 
@@ -65,12 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seconds', type=float, default=10.0)
     ap.add_argument('--course', type=float, default=60.0, help='random course length (s)')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--starts', type=int, default=2, help='rounds of walk starts (five each; 0: none)')
     args = ap.parse_args(argv)
     rows = []
     runs = [(f'nao{t}', t) for t in args.types] if args.server == 'simspark' else [(r, 0) for r in args.robots]
     for robot, robot_type in runs:
         t0 = time.monotonic()
-        r = bench(robot, args.set, args.seconds, args.course, args.seed, args.server, robot_type)
+        r = bench(robot, args.set, args.seconds, args.course, args.seed, args.server, robot_type, args.starts)
         rows.append((robot, r))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
     keys = list(rows[0][1])

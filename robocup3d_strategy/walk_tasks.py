@@ -8,7 +8,10 @@ and measures what the robot really did (the torso's ground truth from the server
   speed = displacement (along the start heading / across it) or heading change per second;
 * ``square``: four sides of walking forward and four 90-degree turns on the spot;
 * ``random``: a seeded course of random commands changing every 1-3 s; a fall is counted,
-  the robot is put upright again and the course goes on; reports falls per 100 m.
+  the robot is put upright again and the course goes on; reports falls per 100 m;
+* ``starts``: walk starts from a fresh stand, as fast as the set allows, forward, to each side and
+  turning each way, ``seconds`` each, after a seeded wait of 0.5-1.5 s (a stand that rocks
+  shows up as falls); every start is a new one: the robot is put upright before each.
 
 ``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward --speed 0.6`` (or
 ``--server simspark --type 0`` for a Nao on rcssserver3d) prints the result as JSON (the
@@ -93,6 +96,8 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         return _square(session, start, speed or 0.3, side=max(1.0, seconds))
     if task == 'random':
         return _random_course(session, start, seconds, seed)
+    if task == 'starts':
+        return _starts(session, seconds, seed)
     raise ValueError(f'unknown task {task!r}; tasks: {", ".join(TASKS)}')
 
 
@@ -164,7 +169,29 @@ def _random_course(session: SimSession, start: Pose, seconds: float, seed: int) 
     return TaskResult('random', walked, falls, 0.0, 0.0, turned, path, {'end': asdict(end), 'commanded_s': t})
 
 
-TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random')
+STARTS = {'forward': (10.0, 0.0, 0.0), 'left': (0.0, 10.0, 0.0), 'right': (0.0, -10.0, 0.0)}
+STARTS |= {'turn left': (0.0, 0.0, 10.0), 'turn right': (0.0, 0.0, -10.0)}
+
+
+def _starts(session: SimSession, seconds: float, seed: int) -> TaskResult:
+    """One start from a fresh stand in each direction of :data:`STARTS`; ``extra['fell']`` names the falls."""
+    rng = random.Random(seed)
+    fell, walked, path, turned = [], 0.0, 0.0, 0.0
+    for name, cmd in STARTS.items():
+        session.place(*START)
+        session.wait_cycles(round(rng.uniform(0.5, 1.5) / CYCLE))
+        assert session.pose is not None
+        origin = session.pose
+        traj = session.drive(seconds, _constant(cmd))
+        m = _measure('starts', traj, origin, bool(traj) and traj[-1].up < 0.5)
+        walked, path, turned = walked + m.seconds, path + m.path, turned + abs(m.turned)
+        if m.falls:
+            fell.append(name)
+    end = session.pose or origin
+    return TaskResult('starts', walked, len(fell), 0.0, 0.0, turned, path, {'end': asdict(end), 'fell': fell})
+
+
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts')
 
 
 def main(argv: list[str] | None = None) -> int:
