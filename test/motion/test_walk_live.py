@@ -81,3 +81,18 @@ def test_t1_walks_to_a_target_pose_and_stops_there(t1: SimSession, target: tuple
     assert math.hypot(rx - tx, ry - ty) < 0.2
     assert abs(math.degrees(turned - tyaw)) < 10.0
     assert t1.state.get('walk', {}).get('target') is None  # reached: the walk stopped
+
+
+def test_k1_starts_its_sprint_from_a_stand_in_every_direction_without_falling(tmp_path: Path) -> None:
+    """Forward, to each side, and turning each way, each from a fresh stand, 5 s each.
+
+    Before its stand trim, roll feedback and stance width were retuned (2026-11-23) about 1 start in 3
+    fell: the stand rocked, and turns to the right tipped it over sideways.
+    """
+    with SimSession('K1', log_dir=tmp_path) as k1:
+        k1.request('walk_set sprint')
+        result = run_task(k1, 'starts', 0.0, 5.0, seed=1)
+    print(f'K1 starts: {result.as_dict()}')
+    assert result.falls == 0, f'the K1 fell starting {result.extra["fell"]}'
+    assert result.path > 2.0  # it walked: 3.8 m in all (measured), the turns' steps included
+    assert math.degrees(result.turned) > 180.0  # 290-300 degrees in all (measured), most in the two turns
