@@ -82,6 +82,8 @@ def _constant(v: tuple[float, float, float]) -> Callable[[float], tuple[float, f
 
 def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float = 10.0, seed: int = 1) -> TaskResult:
     """Run one task (see the module doc) from an upright start; ``speed`` 0 means the set's maximum."""
+    if task == 'starts':  # puts the robot upright before each start itself
+        return _starts(session, seconds, seed)
     session.place(*START)
     assert session.pose is not None
     start = session.pose
@@ -96,8 +98,6 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         return _square(session, start, speed or 0.3, side=max(1.0, seconds))
     if task == 'random':
         return _random_course(session, start, seconds, seed)
-    if task == 'starts':
-        return _starts(session, seconds, seed)
     raise ValueError(f'unknown task {task!r}; tasks: {", ".join(TASKS)}')
 
 
@@ -169,8 +169,13 @@ def _random_course(session: SimSession, start: Pose, seconds: float, seed: int) 
     return TaskResult('random', walked, falls, 0.0, 0.0, turned, path, {'end': asdict(end), 'commanded_s': t})
 
 
-STARTS = {'forward': (10.0, 0.0, 0.0), 'left': (0.0, 10.0, 0.0), 'right': (0.0, -10.0, 0.0)}
-STARTS |= {'turn left': (0.0, 0.0, 10.0), 'turn right': (0.0, 0.0, -10.0)}
+STARTS = {  # cmd_vel of each start (clipped by the walk to its set's maximum)
+    'forward': (10.0, 0.0, 0.0),
+    'left': (0.0, 10.0, 0.0),
+    'right': (0.0, -10.0, 0.0),
+    'turn left': (0.0, 0.0, 10.0),
+    'turn right': (0.0, 0.0, -10.0),
+}
 
 
 def _starts(session: SimSession, seconds: float, seed: int) -> TaskResult:
@@ -180,15 +185,14 @@ def _starts(session: SimSession, seconds: float, seed: int) -> TaskResult:
     for name, cmd in STARTS.items():
         session.place(*START)
         session.wait_cycles(round(rng.uniform(0.5, 1.5) / CYCLE))
-        assert session.pose is not None
         origin = session.pose
+        assert origin is not None
         traj = session.drive(seconds, _constant(cmd))
         m = _measure('starts', traj, origin, bool(traj) and traj[-1].up < 0.5)
         walked, path, turned = walked + m.seconds, path + m.path, turned + abs(m.turned)
         if m.falls:
             fell.append(name)
-    end = session.pose or origin
-    return TaskResult('starts', walked, len(fell), 0.0, 0.0, turned, path, {'end': asdict(end), 'fell': fell})
+    return TaskResult('starts', walked, len(fell), 0.0, 0.0, turned, path, {'end': asdict(session.pose), 'fell': fell})
 
 
 TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts')
