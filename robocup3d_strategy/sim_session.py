@@ -102,6 +102,7 @@ class SimSession:
         self.pose: Pose | None = None
         self.pose_seq = 0  # poses received so far
         self.cycles = 0
+        self.drive_started = 0.0  # server time (s) of the last drive's first command
         self.state: dict = {}
         self._game_time: float | None = None  # simspark: last game time seen
         self._truth_pending = False
@@ -322,19 +323,24 @@ class SimSession:
     def drive(
         self, seconds: float, command: Callable[[float], tuple[float, float, float]], fallen_up: float = 0.5
     ) -> list[Pose]:
-        """Send ``command(t)`` as cmd_vel every cycle for ``seconds`` of server time.
+        """Send ``command(t)`` as cmd_vel every cycle until the poses cover ``seconds`` of server time.
 
-        Returns the ground-truth trajectory (one pose per cycle); stops early when the
-        torso's z axis tips below ``fallen_up`` (a fall).
+        Returns the ground-truth trajectory from the first command on (``drive_started``, s);
+        stops early when the torso's z axis tips below ``fallen_up`` (a fall). RCSSServerMJ
+        sends a pose every cycle; rcssserver3d's poses (full scenes on request) lag its clock,
+        flat out by up to 0.7 s, so the commands go on until a pose from ``seconds`` on arrives.
         """
         trajectory: list[Pose] = []
         start = self.cycles
-        while (self.cycles - start) * CYCLE < seconds:
+        self.drive_started = start * CYCLE
+        while not trajectory or trajectory[-1].t - self.drive_started < seconds - 1e-9:
             t = (self.cycles - start) * CYCLE
             self.velocity(*command(t))
-            seq = self.pose_seq  # one pose per cycle (RCSSServerMJ) or every cycle or two (rcssserver3d)
+            seq = self.pose_seq
             self.spin_until(lambda seq=seq: self.pose_seq > seq, 60.0, 'pose stream stopped')
             assert self.pose is not None
+            if self.pose.t <= self.drive_started:  # seen before the first command
+                continue
             trajectory.append(self.pose)
             if self.pose.up < fallen_up:
                 break

@@ -25,7 +25,7 @@ import json
 import math
 import random
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from robocup3d_strategy.sim_session import CYCLE, SERVERS, Pose, SimSession
 
@@ -76,6 +76,12 @@ def _measure(task: str, traj: list[Pose], start: Pose, fell: bool) -> TaskResult
     )
 
 
+def _at_rest(pose: Pose, t: float) -> Pose:
+    """``pose``, seen while the robot stood still, as it still was at server time ``t`` (the first
+    command): times then run from the command, not from a pose that came late (rcssserver3d)."""
+    return replace(pose, t=max(pose.t, t))
+
+
 def _constant(v: tuple[float, float, float]) -> Callable[[float], tuple[float, float, float]]:
     return lambda t: v
 
@@ -92,6 +98,7 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         back = -abs(v)
         cmd = {'forward': (v, 0, 0), 'backward': (back, 0, 0), 'sideways': (0, v, 0), 'turn': (0, 0, v)}[task]
         traj = session.drive(seconds, _constant(cmd))
+        start = _at_rest(start, session.drive_started)
         session.drive(0.5, _constant((0.0, 0.0, 0.0)))
         return _measure(task, traj, start, bool(traj) and traj[-1].up < 0.5)
     if task == 'square':
@@ -188,7 +195,7 @@ def _starts(session: SimSession, seconds: float, seed: int) -> TaskResult:
         origin = session.pose
         assert origin is not None
         traj = session.drive(seconds, _constant(cmd))
-        m = _measure('starts', traj, origin, bool(traj) and traj[-1].up < 0.5)
+        m = _measure('starts', traj, _at_rest(origin, session.drive_started), bool(traj) and traj[-1].up < 0.5)
         walked, path, turned = walked + m.seconds, path + m.path, turned + abs(m.turned)
         if m.falls:
             fell.append(name)
