@@ -76,6 +76,9 @@ class WalkParams:
     # 0.35 ramp. Every set was tuned so; a fixed start pose eased over the whole ramp made the K1 fall more:
     # with its stand's IMU trim off, 5 of 12 starts (0 of 12 as it is); with it on, 11 of 12 (7 of 15).
     ramp: float = 0.6
+    # Part of the ramp after which a launch (from rest, straight ahead) takes its first step, still
+    # crouching (other starts wait for the whole ramp; see config/walk.yaml for what it gained).
+    launch_blend: float = 1.0
     turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
     sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
     sole_x_fwd: float = 0.0  # m the feet move back per m/s of forward speed (CoM ahead of them)
@@ -353,7 +356,7 @@ class WalkEngine:
             if self.t_in_step >= period - 1e-9 or late:
                 self._land()
                 self._next_step()
-        elif self.blend >= 1.0 and (gyro is None or max(abs(gyro[0]), abs(gyro[1])) < START_RATE):
+        elif self.blend >= self._start_blend() and (gyro is None or max(abs(gyro[0]), abs(gyro[1])) < START_RATE):
             self._next_step()  # from rest: once the body has stopped rocking
         out = self._targets(gyro, pitch)
         start = self.last or start_pose
@@ -362,6 +365,11 @@ class WalkEngine:
             out = {n: b * v + (1.0 - b) * start.get(n, v) for n, v in out.items()}
         self.last = out
         return out
+
+    def _start_blend(self) -> float:
+        """How far the blend into the stance goes before the first step: ``launch_blend`` straight ahead."""
+        cx, cy, cw = self.command
+        return self.params.launch_blend if cx > 0.0 and cy == 0.0 and cw == 0.0 else 1.0
 
     def _land(self) -> None:
         for s in 'lr':

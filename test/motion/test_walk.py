@@ -290,6 +290,25 @@ def test_walk_starts_from_rest_only_once_the_body_is_still() -> None:
     assert eng.walking and eng.steps == 1
 
 
+def test_a_launch_steps_off_while_still_crouching_other_starts_wait_for_the_stance() -> None:
+    p = replace(_sets('nao0')['sprint'], ramp=0.6, launch_blend=0.0)
+
+    def first_step(command: tuple[float, float, float], params: WalkParams = p) -> float:
+        eng = WalkEngine(body_for('nao', 0), params)
+        eng.set_command(*command)
+        for k in range(100):
+            eng.step(DT, gyro=(0.0, 0.0, 0.0))
+            if eng.steps:
+                return round((k + 1) * DT, 2)
+        raise AssertionError('no step in 2 s')
+
+    assert first_step((0.5, 0.0, 0.0)) == 0.02  # straight ahead: at once
+    assert first_step((0.5, 0.0, 0.0), replace(p, launch_blend=0.5)) == pytest.approx(0.3, abs=0.03)  # half way
+    for command in ((0.0, 0.1, 0.0), (0.0, 0.0, 0.5), (0.5, 0.05, 0.0)):  # sideways, turning, a blend
+        assert first_step(command) == pytest.approx(0.6, abs=0.03)  # the whole ramp
+    assert first_step((0.5, 0.0, 0.0), replace(p, launch_blend=1.0)) == pytest.approx(0.6, abs=0.03)  # unset
+
+
 def test_core_stiffens_the_legs_along_with_the_blend_into_the_walk() -> None:
     core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
     p, knee = core.walk.params, 'llj4'
