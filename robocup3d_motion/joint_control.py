@@ -90,11 +90,16 @@ class JointController:
         self._prev_delta: dict[str, float] = {}
 
     def command(
-        self, targets: dict[str, float], measured: dict[str, float], kp: dict[str, float] | None = None
+        self,
+        targets: dict[str, float],
+        measured: dict[str, float],
+        kp: dict[str, float] | None = None,
+        speed_caps: dict[str, float] | None = None,
     ) -> JointTargets:
         """Commands for every joint: towards ``targets`` (rad), hold pose where none is given.
 
-        ``kp``: rcssserver3d P gains (1/s) in force, per joint (default: the robot's own).
+        ``kp``: rcssserver3d P gains (1/s) in force, per joint (default: the robot's own);
+        ``speed_caps``: rcssserver3d velocity limits (rad/s) in force below the joints' own, per joint.
         """
         hold = self.settings.hold_pose
         names = self._names
@@ -106,6 +111,8 @@ class JointController:
         vel = []
         prev_goal, prev_delta, ff = self._prev_goal, self._prev_delta, self.feedforward
         for n, g, (_, _, vmax) in zip(names, goal, self._limits, strict=True):
+            if speed_caps:
+                vmax = min(vmax, speed_caps.get(n, vmax))
             last = prev_goal.get(n)
             delta = 0.0 if last is None else g - last
             before = prev_delta.get(n, 0.0)

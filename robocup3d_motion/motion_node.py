@@ -138,6 +138,7 @@ class MotionCore:
             body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
             self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)
         self.commander = WalkCommander(cmd_timeout)
+        self._caps: dict[str, float] | None = None  # speed_caps, kept while the set's leg_speed holds
         self.contacts: dict[str, bool] | None = None
         self._stand_from: tuple[dict[str, float], float] | None = None
         self.stand_ramp = 0.5  # s from the walk stance to the hold pose
@@ -339,6 +340,15 @@ class MotionCore:
                 kd[name] += b * max(0.0, p.kd_legs - kd[name])
         return kp, kd
 
+    def speed_caps(self) -> dict[str, float] | None:
+        """rcssserver3d velocity limits (rad/s) in force below the joints' own: the walk set's ``leg_speed``."""
+        if self.skill != WALK or self.walk is None or self.walk.params.leg_speed <= 0.0:
+            return None
+        cap = self.walk.params.leg_speed
+        if self._caps is None or next(iter(self._caps.values())) != cap:
+            self._caps = dict.fromkeys(self.walk.leg_joints, cap)
+        return self._caps
+
     def state_dict(self) -> dict:
         s = self.state
         return {
@@ -498,8 +508,9 @@ class MotionNode(Node):
         with self._lock:
             targets = self.core.step(_seconds(msg.header.stamp), measured, time.monotonic())
             kp, kd = self.core.gains()
+            caps = self.core.speed_caps()
         self._publish_gains((kp, kd))
-        out = self.controller.command(targets, measured, kp)
+        out = self.controller.command(targets, measured, kp, caps)
         cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
         cmd.header.stamp = msg.header.stamp
         self.pub_cmd.publish(cmd)
@@ -526,8 +537,9 @@ class MotionNode(Node):
                 }
             targets = self.core.step(t, p.joint_positions, wall)
             kp, kd = self.core.gains()
+            caps = self.core.speed_caps()
         self._publish_gains((kp, kd))
-        out = self.controller.command(targets, p.joint_positions, kp)
+        out = self.controller.command(targets, p.joint_positions, kp, caps)
         if self.pub_cmd.get_subscription_count() > 0:
             cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
             cmd.header.stamp = stamp_from_seconds(t)

@@ -86,6 +86,9 @@ class WalkParams:
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     odom_scale_back: float = 0.0  # the same for backward steps (0: as odom_scale)
     kp_legs: float = 0.0  # least leg gain while walking (RCSSServerMJ PD, N m/rad; rcssserver3d P, 1/s; 0: robot's)
+    # rcssserver3d: cap (rad/s) on the leg joints' velocity commands while walking, below each joint's own
+    # (0: none). A set's value: a gait tuned on joints of 6.14 rad/s walks so on a quicker ankle (type 2).
+    leg_speed: float = 0.0
     kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     combo_power: float = 2.0  # the norm's exponent: 2 an ellipsoid; lower cuts blends harder (1: a diamond)
@@ -131,6 +134,8 @@ def walk_params(section: Mapping | None, base: WalkParams | None = None) -> Walk
         raise ConfigError('walk: combo_power must be > 0')
     fast = section.get('fast')
     if fast is not None:
+        if isinstance(fast, Mapping) and 'leg_speed' in fast:
+            raise ConfigError('leg_speed is a set value: give it beside "fast", not in it')
         if params.boost_to <= params.boost_from:
             raise ConfigError('walk: a set with a "fast" part needs boost_to > boost_from (m/s)')
         try:

@@ -33,3 +33,14 @@ def test_gains_passed_in_replace_the_robots_for_the_joints_they_name() -> None:
     v = dict(zip(out.names, out.velocity, strict=True))
     assert v['llj3'] == pytest.approx(3.0 * base['llj3'] * -0.1)
     assert v['rlj3'] == pytest.approx(base['rlj3'] * -0.1)
+
+
+def test_speed_caps_passed_in_lower_the_joint_speed_but_never_raise_it() -> None:
+    robot = robot_spec('simspark', 'nao', 2)  # ankle pitch 8.81 rad/s, ankle roll 3.47 rad/s
+    ctl = JointController(robot, control_settings(robot, load_config('robots.yaml')))
+    far = {'llj5': 1.0, 'llj6': 0.5, 'rlj5': 1.0}
+    caps = {'llj5': 6.14, 'llj6': 6.14}
+    v = dict(zip(ctl.robot.joint_names, ctl.command(far, dict.fromkeys(far, -0.5), None, caps).velocity, strict=True))
+    assert v['llj5'] == pytest.approx(6.14)  # capped below its own 8.81
+    assert v['llj6'] == pytest.approx(robot.by_name['llj6'].max_speed)  # its own 3.47 is lower: kept
+    assert v['rlj5'] == pytest.approx(robot.by_name['rlj5'].max_speed)  # not named: its own

@@ -309,6 +309,24 @@ def test_a_launch_steps_off_while_still_crouching_other_starts_wait_for_the_stan
     assert first_step((0.5, 0.0, 0.0), replace(p, launch_blend=1.0)) == pytest.approx(0.6, abs=0.03)  # unset
 
 
+def test_core_caps_the_leg_speed_only_while_walking_a_set_that_asks_for_it() -> None:
+    core = MotionCore(robot_spec('simspark', 'nao', 2), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    assert core.walk.params.leg_speed == 0.0 and core.speed_caps() is None  # positioning: none
+    assert core.request('walk_set sprint') == ''
+    cap = core.walk.params.leg_speed
+    assert 0.0 < cap < 8.0  # below type 2's ankle pitch (8.81 rad/s)
+    assert core.speed_caps() is None  # standing
+    t = 0.0
+    for _ in range(5):
+        t += DT
+        core.set_velocity(0.5, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+    caps = core.speed_caps()
+    assert caps is not None and set(caps) == set(core.walk.leg_joints) and set(caps.values()) == {cap}
+    with pytest.raises(ConfigError, match='leg_speed is a set value'):
+        walk_params({'boost_to': 0.2, 'fast': {'leg_speed': 6.0}})
+
+
 def test_core_stiffens_the_legs_along_with_the_blend_into_the_walk() -> None:
     core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
     p, knee = core.walk.params, 'llj4'
