@@ -71,6 +71,11 @@ class WalkParams:
     gyro_roll: float = 0.05  # hip roll rad per rad/s of roll rate (about +x; sign from the joint axis)
     tilt_pitch: float = 0.0  # sole x shift m per rad of torso pitch error
     swing_x_lead: float = 0.0  # extra placement of the swing foot (m per m/s of vx)
+    # Toe push-off (a robot with toe joints, Nao type 4): late in the support the foot rolls over its toe
+    # joint, heel up, to ``toe_push`` rad by the step's end (from ``toe_from`` of the step on), the toe flat
+    # on the ground; the swing foot comes back flat over the first half of its swing.
+    toe_push: float = 0.0
+    toe_from: float = 0.5
     # s to blend into the walk stance before the first step (too fast a crouch tips it over). Each cycle
     # blends from the one before, so the blend compounds: the pose is about 80 % of the way there after
     # 0.35 ramp. Every set was tuned so; a fixed start pose eased over the whole ramp made the K1 fall more:
@@ -192,6 +197,7 @@ class _Foot:
     y: float = 0.0
     yaw: float = 0.0
     z: float = 0.0  # lift
+    pitch: float = 0.0  # heel up about the toe joint (rad; toe push-off)
 
 
 class WalkEngine:
@@ -215,6 +221,14 @@ class WalkEngine:
             )
             if name in axes
         }
+        # Toe joints (Nao type 4): per side the joint, its sign (a positive angle lifts the toe against the
+        # foot) and the pivot (the joint's anchor, on the sole plane) from the sole centre, in the foot frame.
+        self._toes: dict[str, tuple[str, float, np.ndarray]] = {}
+        for lk in body.links:
+            if lk.joint[1:] == 'lj7' and lk.parent == body.leg(lk.joint[0]).foot:
+                side = lk.joint[0]
+                pivot = np.asarray(lk.origin, dtype=float) - self.sole[side]
+                self._toes[side] = (lk.joint, -1.0 if lk.axis[1] > 0.0 else 1.0, pivot)
         self.set_params(params)
         self.command = (0.0, 0.0, 0.0)
         self.reset()
@@ -245,6 +259,8 @@ class WalkEngine:
         self.last: dict[str, float] = {}
         self.heading_error = 0.0  # rad turned (gyro) since the command last asked for a turn
         self._launch = False  # speeding up from rest, straight ahead (launch_x)
+        self._lift_pitch = 0.0  # the swing foot's heel-up (toe push-off) as it lifted
+        self.feet_pitch: dict[str, float] = {}  # each foot's heel-up in the last targets
 
     # -- command
     def set_command(self, vx: float, vy: float, wz: float) -> None:
@@ -314,6 +330,7 @@ class WalkEngine:
         else:
             self.support = 'l' if self.support == 'r' else 'r'
         swing = 'l' if self.support == 'r' else 'r'
+        self._lift_pitch = self.feet_pitch.get(swing, 0.0)
         t = p.period
         for s in 'lr':
             f = self.feet[s]
@@ -401,11 +418,15 @@ class WalkEngine:
         lipm = 0.5 + 0.5 * math.sinh(u) / math.sinh(self._half)
         frac = p.lipm_x * lipm + (1.0 - p.lipm_x) * phase
         (x0, y0, w0), (x1, y1, w1) = self._start[self.support], self._target[self.support]
-        feet[self.support] = _Foot(x0 + (x1 - x0) * frac, y0 + (y1 - y0) * phase, w0 + (w1 - w0) * phase)
+        roll = _smooth((phase - p.toe_from) / max(1e-6, 1.0 - p.toe_from)) if p.toe_push else 0.0
+        feet[self.support] = _Foot(
+            x0 + (x1 - x0) * frac, y0 + (y1 - y0) * phase, w0 + (w1 - w0) * phase, 0.0, p.toe_push * roll
+        )
         (x0, y0, w0), (x1, y1, w1) = self._start[swing], self._target[swing]
         s = _smooth(swing_s)
         lift = math.sin(math.pi * swing_s) ** 2
-        feet[swing] = _Foot(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift)
+        back = self._lift_pitch * (1.0 - _smooth(2.0 * swing_s))  # from the push-off, flat again half way
+        feet[swing] = _Foot(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift, back)
         shape = (1.0 - math.cosh(u) / math.cosh(self._half)) / (1.0 - 1.0 / math.cosh(self._half))
         sway = (1.0 if self.support == 'l' else -1.0) * p.sway * shape
         return feet, sway
@@ -418,7 +439,8 @@ class WalkEngine:
         vx = self.speed[0]  # the CoM goes ahead of the feet forward, behind them backward
         sole_x = p.sole_x - p.sole_x_back * min(vx, 0.0) - p.sole_x_fwd * max(vx, 0.0)
         c, s = math.cos(lean), math.sin(lean)
-        poses = {}
+        poses, toes = {}, {}
+        self.feet_pitch = {side: f.pitch for side, f in feet.items()}
         for side, sign in (('l', 1.0), ('r', -1.0)):
             f = feet[side]
             # sole centre in the ground frame under the torso, then into the (leaning) torso frame
@@ -428,6 +450,14 @@ class WalkEngine:
             gz = p.sole_z + f.z
             cy, sy = math.cos(f.yaw), math.sin(f.yaw)
             rot = np.array([[c * cy, -c * sy, -s], [sy, cy, 0.0], [s * cy, -s * sy, c]])  # Ry(-lean) Rz(yaw)
+            if f.pitch and side in self._toes:  # heel up, rolled over the toe joint: the sole centre rises
+                joint, toe_sign, pivot = self._toes[side]
+                cp, sp = math.cos(f.pitch), math.sin(f.pitch)
+                ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
+                d = pivot - ry @ pivot  # sole centre's move in the foot's (yawed) frame
+                gx, gy, gz = gx + cy * d[0] - sy * d[1], gy + sy * d[0] + cy * d[1], gz + d[2]
+                rot = rot @ ry
+                toes[joint] = toe_sign * f.pitch  # the toe stays flat on the ground
             pos = np.array([c * gx - s * gz, gy, s * gx + c * gz])
             t = np.eye(4)
             t[:3, :3] = rot
@@ -439,6 +469,7 @@ class WalkEngine:
             q = {n: v for n, v in self.last.items() if n[1:3] == 'lj'}
         out = dict(self.hold)
         out.update(q)
+        out.update(toes)
         if gyro is not None:
             gx_rate, gy_rate = gyro[0], gyro[1]
             sign = self._sign

@@ -83,6 +83,8 @@ NAO_SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
     'swing_x_lead': ('abs', -0.1, 0.3),
     'max_vx': ('abs', 0.2, 1.4),
     'accel_x': ('abs', 0.03, 0.3),
+    'toe_push': ('abs', 0.0, 0.15),  # type 4 (toes)
+    'toe_from': ('abs', 0.2, 0.9),
 }
 
 

@@ -116,6 +116,36 @@ def test_support_foot_moves_back_by_one_step_per_period() -> None:
     assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
 
 
+def test_toe_push_off_rolls_the_support_foot_over_its_toe_joint_with_the_toe_flat() -> None:
+    """Nao type 4: late in the support the heel rises about the toe joint, which stays on the ground."""
+    body = body_for('nao', 4)
+    p = replace(_sets('nao4')['positioning'], gyro_pitch=0.0, gyro_roll=0.0, accel_x=10.0, toe_push=0.1)
+    eng = WalkEngine(body, p)
+    eng.blend = 1.0
+    eng.set_command(0.2, 0.0, 0.0)
+    for _ in range(40):
+        eng.step(DT)
+    heel_up = []
+    for _ in range(40):
+        q = eng.step(DT)
+        side = eng.support
+        joint, _, pivot = eng._toes[side]
+        t = foot_pose(body, side, q)
+        toe = _level(tuple(t[:3, :3] @ (body.leg(side).sole + pivot) + t[:3, 3]), p.torso_pitch)
+        sole = _level(_sole(body, side, q), p.torso_pitch)
+        pitch = eng.feet_pitch[side]
+        assert toe[2] == pytest.approx(p.sole_z, abs=2e-3)  # the toe joint stays down
+        assert sole[2] - p.sole_z == pytest.approx(math.hypot(*pivot[:2]) * math.sin(pitch), abs=2e-3)
+        assert q.get(joint, 0.0) == pytest.approx(pitch)  # the toe bends back as far: flat on the ground
+        heel_up.append(pitch)
+        swing = 'l' if side == 'r' else 'r'
+        if eng.t_in_step > 0.5 * p.period:  # the swing foot is flat again half way through its swing
+            assert eng.feet_pitch[swing] == pytest.approx(0.0)
+    assert min(heel_up) == 0.0 and max(heel_up) > 0.8 * p.toe_push
+    flat = WalkEngine(body_for('nao', 0), p)  # no toes: the same set walks flat-footed
+    assert not flat._toes
+
+
 def test_feet_go_back_under_the_body_in_proportion_to_forward_speed() -> None:
     """``sole_x_fwd``: walking forward, the CoM goes ahead of the feet; standing, nothing moves."""
     body = body_for('T1')
