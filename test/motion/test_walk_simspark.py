@@ -17,9 +17,9 @@ from robocup3d_strategy.walk_tasks import run_task
 
 pytestmark = pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 
-#: Distance the sprint set must cover in 10 s from standstill (m): its fast gait of 4-cycle steps measured
-#: 6.77-6.85 m (walk_tasks; bench/bench_walk.py 0.68 m/s); with 0.1 s steps 6.1-6.2 m; without one, 2.9-3.5 m.
-FORWARD_10S_M = 6.0
+#: Distance the sprint set must cover in 10 s from standstill (m): the 0.7 m/s target of the walk issue.
+#: Measured 2026-11-23 (bench/bench_walk.py, two benches): 0.74 m/s; test_walk_simspark_types.py: the others.
+FORWARD_10S_M = 7.0
 
 
 @pytest.fixture(scope='module')
