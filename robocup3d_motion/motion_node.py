@@ -138,7 +138,7 @@ class MotionCore:
             body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
             self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)
         self.commander = WalkCommander(cmd_timeout)
-        self._caps: dict[str, float] | None = None  # speed_caps, kept while the set's leg_speed holds
+        self._caps: tuple[float, dict[str, float]] = (0.0, {})  # speed_caps: the leg_speed they were made for
         self.contacts: dict[str, bool] | None = None
         self._stand_from: tuple[dict[str, float], float] | None = None
         self.stand_ramp = 0.5  # s from the walk stance to the hold pose
@@ -345,9 +345,9 @@ class MotionCore:
         if self.skill != WALK or self.walk is None or self.walk.params.leg_speed <= 0.0:
             return None
         cap = self.walk.params.leg_speed
-        if self._caps is None or next(iter(self._caps.values())) != cap:
-            self._caps = dict.fromkeys(self.walk.leg_joints, cap)
-        return self._caps
+        if self._caps[0] != cap:
+            self._caps = (cap, dict.fromkeys(self.walk.leg_joints, cap))
+        return self._caps[1]
 
     def state_dict(self) -> dict:
         s = self.state

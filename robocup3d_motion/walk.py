@@ -91,10 +91,10 @@ class WalkParams:
     odom_scale: float = 1.0  # how far the robot really gets per commanded metre/radian (measured; for odometry)
     odom_scale_back: float = 0.0  # the same for backward steps (0: as odom_scale)
     kp_legs: float = 0.0  # least leg gain while walking (RCSSServerMJ PD, N m/rad; rcssserver3d P, 1/s; 0: robot's)
+    kd_legs: float = 0.0
     # rcssserver3d: cap (rad/s) on the leg joints' velocity commands while walking, below each joint's own
     # (0: none). A set's value: a gait tuned on joints of 6.14 rad/s walks so on a quicker ankle (type 2).
     leg_speed: float = 0.0
-    kd_legs: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     combo_power: float = 2.0  # the norm's exponent: 2 an ellipsoid; lower cuts blends harder (1: a diamond)
     gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
