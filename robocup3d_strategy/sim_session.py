@@ -49,6 +49,10 @@ CYCLE = 0.02  # s of server time per agent cycle
 SERVERS = ('mujoco', 'simspark')
 #: torso height (m) at which the trainer puts a robot on its feet
 PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
+# Where ``place`` puts the ball on RCSSServerMJ: far from any walk task's path (its field is 55 x 36 m).
+# Its 0.2.1 crashes when the ball touches a K1 (the K1's collision geoms have no names: an
+# AttributeError in its contact filter ends the simulation), and a ball in the path is an obstacle.
+BALL_ASIDE = (20.0, 15.0, 0.12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +286,7 @@ class SimSession:
         self.pub_request.publish(self._String(data=text))
 
     def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 150) -> None:
-        """Put the robot upright at (x, y) facing ``yaw`` (trainer) and let it stand."""
+        """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball aside (RCSSServerMJ), and let it stand."""
         z = PLACE_Z.get(self.robot, 0.7)
         # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
         self.request('stand')
@@ -295,6 +299,7 @@ class SimSession:
         self.trainer.send(
             f'(agent (unum {self.unum}) (team {self.team}) (move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} 0 0 {qz:.6f}))'
         )
+        self.trainer.move_ball(*BALL_ASIDE)
         self.wait_cycles(settle_cycles)
 
     def _place_simspark(self, x: float, y: float, yaw: float, z: float, settle_cycles: int) -> None:
