@@ -179,7 +179,7 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
 
     The world model gets the walk's odometry, the gyro and the vision; the estimate is
     compared with the server's torso pose every cycle from the first step to the stop,
-    and its ball with the centre spot (where the kick-off put it) while the ball is seen.
+    and its ball with the centre spot (where the trainer puts it) while the ball is seen.
     """
     pairs = _Pairs()
     with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as s:
@@ -188,8 +188,9 @@ def test_pose_follows_a_walking_robot(tmp_path) -> None:
         s.node.create_subscription(PoseWithCovarianceStamped, f'{ns}/pose', pairs.on_pose, 50)
         s.node.create_subscription(PointStamped, f'{ns}/vision/ball', pairs.on_seen, 50)
         s.node.create_subscription(Odometry, f'{ns}/ball', pairs.on_ball, 50)
-        s.place(-8.0, 1.0, 0.0)
-        pairs.ball_truth = (0.0, 0.0)  # the kick-off put it on the centre spot, ahead of the course
+        s.place(-8.0, 1.0, 0.0)  # it puts the ball aside: back to the centre spot, ahead of the course
+        s.trainer.move_ball(0.0, 0.0, BALL_RADIUS)
+        pairs.ball_truth = (0.0, 0.0)
         s.wait_cycles(50)
         start = len(pairs.rows)
         course = s.drive(15.0, _walk_course)
