@@ -52,7 +52,7 @@ def simspark_team(duration: float) -> None:
         trainer = connect_trainer(mport, Dialect.SIMSPARK)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
         runner = TeamRunner(cfg, run / 'logs', extra_args=['--no-raw'])
-        runner.start(stagger=1.0)  # rcssserver3d stalls on near-simultaneous joins
+        runner.start(stagger=0.2)  # the bridges' join gate lets one player join rcssserver3d at a time
         trainer.wait_for(lambda s: s.play_mode is not None, 10)
         time.sleep(5.0)
         trainer.poll(0.1)

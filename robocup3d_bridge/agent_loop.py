@@ -7,7 +7,12 @@ plugs ROS in through two callbacks. Timing contract:
 * the reply for that cycle is sent as soon as joint targets for it arrive
   (:meth:`submit_joints`), or at ``reply_timeout`` after the percept at the latest,
   so the server always gets exactly one action message per cycle, ending in ``(syn)``;
-* beam and say requests ride along with the next reply.
+* beam and say requests ride along with the next reply;
+* a server that sends nothing for ``silence_timeout`` seconds is treated as gone:
+  the link is closed and opened again (a hung server, or one that never took us on);
+* with a ``join_gate`` (rcssserver3d), the agent holds it from before it connects until
+  the server has taken its init (it reports our side) and a few cycles more, so that agents
+  of this host join one at a time.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import LinkDown, ServerLink
 from robocup3d_bridge.percept import Dialect, Percept
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
@@ -27,6 +33,11 @@ from robocup3d_bridge.protocol import Action, ActionError, JointCommand, ServerP
 __all__ = ['AgentLoop', 'LoopStats']
 
 _log = logging.getLogger('robocup3d.bridge')
+
+# The join gate is held this many cycles after the server reported our side (the init is
+# through), and at most _JOIN_MAX cycles after the first message when it never does.
+_JOIN_SETTLE = 10
+_JOIN_MAX = 150
 
 # A joint command older than this many cycles is not repeated on SimSpark (where a
 # velocity stays in force): the joints are stopped instead.
@@ -59,6 +70,8 @@ class AgentLoop:
         on_action: Callable[[str], None] | None = None,
         reply_timeout: float = 0.012,
         reconnect_delay: float = 1.0,
+        silence_timeout: float = 10.0,
+        join_gate: JoinGate | None = None,
         log: logging.Logger = _log,
     ) -> None:
         self.protocol = protocol
@@ -67,6 +80,8 @@ class AgentLoop:
         self.on_action = on_action
         self.reply_timeout = reply_timeout
         self.reconnect_delay = reconnect_delay
+        self.silence_timeout = silence_timeout  # s; 0 waits for ever
+        self.join_gate = join_gate
         self.log = log
         self.stats = LoopStats()
         self._lock = threading.Lock()
@@ -78,6 +93,9 @@ class AgentLoop:
         self._beam: tuple[float, float, float] | None = None
         self._say: str | bytes | None = None
         self._first = True
+        self._connected_at = 0.0
+        self._join_cycles = self._side_cycles = 0  # server messages while holding the join gate
+        self._heard_at = 0.0  # last server message (monotonic)
         self._unknown_kinds: set[str] = set()
         self.last_percept: Percept | None = None
 
@@ -107,23 +125,32 @@ class AgentLoop:
 
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set, reconnecting whenever the server goes away."""
-        while not stop.is_set():
-            try:
-                self._connect()
-                self._serve(stop)
-            except LinkDown as exc:
-                with self._lock:
-                    self._pending = False
-                if stop.is_set():
-                    break
-                self.log.warning('server link down (%s); reconnecting in %.1f s', exc, self.reconnect_delay)
-                stop.wait(self.reconnect_delay)
-        self.link.close()
+        try:
+            while not stop.is_set():
+                try:
+                    self._connect(stop)
+                    self._serve(stop)
+                except LinkDown as exc:
+                    self._open_gate()
+                    with self._lock:
+                        self._pending = False
+                    if stop.is_set():
+                        break
+                    self.log.warning('server link down (%s); reconnecting in %.1f s', exc, self.reconnect_delay)
+                    stop.wait(self.reconnect_delay)
+        finally:
+            self._open_gate()
+            self.link.close()
 
-    def _connect(self) -> None:
+    def _connect(self, stop: threading.Event) -> None:
+        gate = self.join_gate
+        if gate is not None and not gate.acquire(stop) and not stop.is_set():
+            self.log.warning('joining without the join gate %s (waited %.1f s)', gate.path, gate.waited)
         self.link.connect()
         self.stats.connects += 1
         self._first = True
+        self._connected_at = self._heard_at = time.monotonic()
+        self._join_cycles = self._side_cycles = 0
         self.protocol.side = self.protocol.side.UNKNOWN
         for msg in self.protocol.hello():
             self.link.send(msg)
@@ -144,15 +171,22 @@ class AgentLoop:
                 timeout = max(0.0, self._deadline - time.monotonic()) if self._pending else 0.5
             messages = link.receive(timeout)
             if not messages:
+                now = time.monotonic()
                 with self._lock:
-                    if self._pending and time.monotonic() >= self._deadline:
+                    if self._pending and now >= self._deadline:
                         self._reply(on_time=False)
+                if self.silence_timeout > 0 and now - self._heard_at > self.silence_timeout:
+                    link.close()
+                    since = ' since connecting' if self._first else ''
+                    raise LinkDown(f'no message from the server for {now - self._heard_at:.1f} s{since}')
                 continue
             for raw in messages:
                 self._handle(raw)
 
     def _handle(self, raw: bytes) -> None:
-        now = time.monotonic()
+        now = self._heard_at = time.monotonic()
+        if self._first:
+            self.log.info('first server message %.2f s after connecting', now - self._connected_at)
         with self._lock:
             if self._pending:  # the previous cycle is still unanswered: answer it first
                 self._reply(on_time=False)
@@ -176,6 +210,8 @@ class AgentLoop:
                         self.log.warning('unknown perceptor %s kept in raw/percept, not interpreted: %.80s', kind, item)
             self.protocol.observe(percept)
             self.last_percept = percept
+        if self.join_gate is not None and self.join_gate.held:
+            self._count_join_cycle()
         with self._lock:
             self.stats.cycles += 1
             self._received_at = now
@@ -187,6 +223,17 @@ class AgentLoop:
             self._pending = not hello  # MJ (no init here): the first cycle is answered like any other
         if percept is not None:
             self.on_percept(percept, text)
+
+    def _count_join_cycle(self) -> None:
+        self._join_cycles += 1
+        if self.protocol.side is not self.protocol.side.UNKNOWN:
+            self._side_cycles += 1
+        if self._side_cycles > _JOIN_SETTLE or self._join_cycles > _JOIN_MAX:
+            self._open_gate()
+
+    def _open_gate(self) -> None:
+        if self.join_gate is not None:
+            self.join_gate.release()
 
     def _reply(self, on_time: bool) -> None:
         """Send this cycle's action (caller holds the lock)."""

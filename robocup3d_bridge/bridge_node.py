@@ -27,6 +27,7 @@ from visualization_msgs.msg import MarkerArray
 
 from robocup3d_bridge import conversions as conv
 from robocup3d_bridge.agent_loop import AgentLoop
+from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
@@ -51,6 +52,7 @@ class BridgeNode(Node):
         robot = self.declare_parameter('robot', 'T1' if server == 'mujoco' else 'nao').value
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         reply_timeout = float(self.declare_parameter('reply_timeout', 0.012).value)
+        silence = float(self.declare_parameter('server_silence_timeout', 10.0).value)
         self.publish_clock = bool(self.declare_parameter('publish_clock', False).value)
         self.publish_raw = bool(self.declare_parameter('publish_raw', True).value)
         prefix = self.declare_parameter('frame_prefix', '').value
@@ -102,6 +104,8 @@ class BridgeNode(Node):
             on_percept=self._on_percept,
             on_action=self._on_action if self.publish_raw else None,
             reply_timeout=reply_timeout,
+            silence_timeout=silence,
+            join_gate=JoinGate(host, port) if server == 'simspark' else None,
             log=_RosLogger(self),
         )
         self._stop = threading.Event()

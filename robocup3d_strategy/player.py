@@ -71,6 +71,13 @@ def player_parser() -> argparse.ArgumentParser:
         help='server seconds a cmd_vel stays in force (longer for harnesses that lag a server in sync mode)',
     )
     p.add_argument(
+        '--server-silence',
+        type=_seconds,
+        default=10.0,
+        metavar='S',
+        help='reconnect when the server has sent nothing for this many seconds (default 10)',
+    )
+    p.add_argument(
         '--skill-params',
         nargs='+',
         default=[],
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         Parameter('team', value=args.team),
         Parameter('publish_clock', value=args.publish_clock),
         Parameter('publish_raw', value=not args.no_raw),
+        Parameter('server_silence_timeout', value=args.server_silence),
     ]
     ns = player_namespace(args.team, args.unum)
 

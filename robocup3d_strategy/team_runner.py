@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         f'ROS_DOMAIN_ID={runner.env["ROS_DOMAIN_ID"]}, logs in {args.log_dir}',
         flush=True,
     )
-    runner.start(stagger=1.0 if cfg.server == 'simspark' else 0.1)  # rcssserver3d stalls on near-simultaneous joins
+    runner.start(stagger=0.2)  # on rcssserver3d the bridges' join gate lets one player join at a time
     try:
         while not stop:
             for line in runner.poll():

@@ -108,13 +108,16 @@ class ReplayServer:
     """Replays capture lines over TCP to one agent at a time; records what the agent sends.
 
     ``close_after``: on the first connection, close after that many messages, then accept again
-    and replay the whole capture on the next connection. Sending starts after the agent's first
-    message and once ``go`` is set (the test sets it when its observer is connected).
+    and replay the whole capture on the next connection. ``silent_first``: take the first
+    connection and send nothing on it until the agent gives up on it (a server that never takes
+    the agent on), then replay on the next. Sending starts after the agent's first message and
+    once ``go`` is set (the test sets it when its observer is connected).
     """
 
-    def __init__(self, lines: list[bytes], close_after: int | None = None) -> None:
+    def __init__(self, lines: list[bytes], close_after: int | None = None, silent_first: bool = False) -> None:
         self.lines = lines
         self.close_after = close_after
+        self.silent_first = silent_first
         self.go = threading.Event()
         self.finished = threading.Event()  # every line of the last connection sent
         self.received: list[Received] = []
@@ -161,7 +164,12 @@ class ReplayServer:
             with self._lock:
                 self.sent = 0  # before the reader starts: the hello counts as 'after 0'
             hello = threading.Event()
-            threading.Thread(target=self._read, args=(conn, conn_no, hello), daemon=True).start()
+            reader = threading.Thread(target=self._read, args=(conn, conn_no, hello), daemon=True)
+            reader.start()
+            if conn_no == 1 and self.silent_first:
+                reader.join(30)  # until the agent closes this connection
+                conn.close()
+                continue
             last = conn_no > 1 or self.close_after is None
             self._replay(conn, self.lines if last else self.lines[: self.close_after], hello)
             if last:
@@ -292,10 +300,14 @@ def replay(
     topics: dict[str, type],
     during: Callable[[ReplayServer, Observer], None] | None = None,
     close_after: int | None = None,
+    silent_first: bool = False,
 ) -> Run:
     """Play ``lines`` to a player process and collect everything; every process is stopped on return."""
     domain = next(_DOMAINS)
-    with ReplayServer(lines, close_after) as srv, player_process(tmp_path, domain, server, srv.port, extra) as (p, log):
+    with (
+        ReplayServer(lines, close_after, silent_first) as srv,
+        player_process(tmp_path, domain, server, srv.port, extra) as (p, log),
+    ):
         obs = Observer(domain, topics)
         try:
             obs.wait_connected()
@@ -430,6 +442,22 @@ def test_simspark_reconnects_and_inits_again(tmp_path: Path) -> None:
     assert_one_reply_per_message(second[1:], len(lines))
     assert 'reconnecting' in run.log
     assert run.alive
+
+
+def test_simspark_silent_server_is_left_and_joined_again(tmp_path: Path) -> None:
+    """The server takes the connection but never sends: the bridge gives up on it, reconnects, plays."""
+    lines = capture(SIMSPARK, 40)
+    extra = ['--bridge-only', '--server-silence', '1.5']
+    run = replay(tmp_path, lines, 'simspark', extra, {'joint_states': JointState}, silent_first=True)
+    first, second = run.server.from_conn(1), run.server.from_conn(2)
+    assert [r.text for r in first] == ['(scene rsg/agent/nao/nao_hetero.rsg 0)']
+    assert_simspark_hello(second)
+    assert_one_reply_per_message(second[1:], len(lines))
+    assert re.search(r'no message from the server for (1\.[5-9]|2\.\d) s since connecting', run.log), run.log
+    assert 'reconnecting' in run.log
+    assert 'first server message' in run.log
+    assert run.alive
+    assert len(run.observer.msgs['joint_states']) >= 0.8 * len(lines)
 
 
 def test_simspark_malformed_message_is_skipped(tmp_path: Path) -> None:

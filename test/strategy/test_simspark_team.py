@@ -379,8 +379,24 @@ def test_second_team_gets_right_side(server: Server, domain_id: int, tmp_path: P
             assert ('Left', 1) in positions
 
 
-def test_runner_restarts_a_killed_player(server: Server, domain_id: int, tmp_path: Path) -> None:
-    """kill -9 of player 5: the runner says so, starts it again, and it comes back on the field."""
+def test_runner_restarts_a_killed_player(domain_id: int, tmp_path: Path) -> None:
+    """kill -9 of player 5: the runner says so, starts it again, and it comes back on the field.
+
+    The kill may crash rcssserver3d itself (see :meth:`Server.died_of_agent_thread_bug`): then,
+    and only then, the whole run is tried again on a new server, up to three runs.
+    """
+    for run in range(1, 4):
+        with simspark_server() as server:
+            try:
+                _kill_and_restart(server, domain_id, tmp_path / f'run{run}')
+                return
+            except (AssertionError, ConnectionError):
+                if run == 3 or not server.died_of_agent_thread_bug():
+                    raise
+                print(f'run {run}: rcssserver3d died of its AgentThread lock_error when #5 was killed; again')
+
+
+def _kill_and_restart(server: Server, domain_id: int, tmp_path: Path) -> None:
     name = 'Gamma'
     unums = [1, 2, 3, 4, 5]
     with (
