@@ -2,11 +2,12 @@
 
 rcssserver3d 0.7.3 (threaded agent control, its real-time default) stops serving every agent
 when two agents connect within a few milliseconds of each other (measured: 4 agents joining at
-once hung it in 6 of 6 trials; joining one after another, each once the one before had its first
-server message, hung it in 0 of 6). Players of a team start as separate processes at about the
-same time, so each takes this lock from before it connects until the server's first message to
-it. The lock is an ``flock`` on a file in the temp directory, keyed by server address: it works
-across processes and threads, and the kernel drops it if its holder dies.
+once hung it in 6 of 6 trials). Players of a team start as separate processes at about the same
+time, so each takes this lock from before it connects until the server has taken its init
+(the agent loop decides when; a team test once hung with a join 13 ms after the previous
+agent's first server message, so it waits for more than that). The lock is an ``flock`` on a
+file in the temp directory, keyed by server address: it works across processes and threads,
+and the kernel drops it if its holder dies.
 """
 
 from __future__ import annotations
