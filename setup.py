@@ -33,7 +33,7 @@ setup(
             'ros-diagnostic-msgs',
         ],
         'mujoco': ['rcsssmj'],
-        'test': ['pytest', 'hypothesis', 'ruff'],
+        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter'],
     },
     zip_safe=True,
     maintainer='robocup3d developers',
@@ -43,11 +43,11 @@ setup(
     python_requires='>=3.10',
     entry_points={
         'console_scripts': [
-            'robocup3d = robocup3d_strategy.cli:main',
+            'robocup3d = robocup3d_tools.cli:main',
             'bridge_node = robocup3d_bridge.bridge_node:main',
             'motion_node = robocup3d_motion.motion_node:main',
             'strategy_node = robocup3d_strategy.strategy_node:main',
-            'player = robocup3d_strategy.player:main',
+            'player = robocup3d_tools.player:main',
             'world_model_node = robocup3d_perception.world_model_node:main',
         ],
     },

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from robocup3d_bridge.percept import Dialect  # noqa: E402
-from robocup3d_strategy.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: E402
+from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: E402
 
 #: Standing torso height (m) of each robot; upright means above UPRIGHT_Z * this.
 STAND_Z = {'T1': 0.65, 'K1': 0.54}
@@ -91,7 +91,7 @@ class Graph:
                 [
                     sys.executable,
                     '-m',
-                    'robocup3d_strategy.player',
+                    'robocup3d_tools.player',
                     '--server',
                     'mujoco',
                     '--port',

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from robocup3d_bridge.framing import recv_frame  # noqa: E402
-from robocup3d_strategy.servers import cpu_seconds, free_port, stop_process  # noqa: E402
+from robocup3d_tools.servers import cpu_seconds, free_port, stop_process  # noqa: E402
 
 PYTHON = sys.executable
 SERVER = Path(PYTHON).with_name('rcssservermj')
@@ -212,7 +212,7 @@ class Result:
 
 def agent_commands(mode: str, port: int) -> dict[str, list[str]]:
     """The processes of one player, by name."""
-    player = [PYTHON, '-m', 'robocup3d_strategy.player', '--server', 'mujoco', '--port', str(port)]
+    player = [PYTHON, '-m', 'robocup3d_tools.player', '--server', 'mujoco', '--port', str(port)]
     player += ['--team', TEAM, '--unum', '1', '--robot', 'T1']
     if mode == 'composed':
         return {'player (bridge+motion+strategy)': player}

@@ -1,7 +1,7 @@
 """Nao get-up and stand benchmark on rcssserver3d, through the running graph.
 
 Per Nao type, one server and the real player process (``python -m
-robocup3d_strategy.player --server simspark --type N``: bridge, motion and strategy
+robocup3d_tools.player --server simspark --type N``: bridge, motion and strategy
 nodes). The trainer (monitor port) keeps the game in ``PlayOn`` (no beams), puts the
 robot on its feet at a random place and heading, and is the ground truth. A ROS node in
 this process watches ``motion_state`` and knocks the robot over by publishing a falling
@@ -61,13 +61,13 @@ from robocup3d_bridge.percept import Dialect  # noqa: E402
 from robocup3d_bridge.perception import parse_percept  # noqa: E402
 from robocup3d_bridge.protocol import Action, JointCommand, make_protocol  # noqa: E402
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos  # noqa: E402
+from robocup3d_description.robots import RobotSpec, nao  # noqa: E402
 from robocup3d_motion.fall import fall_direction  # noqa: E402
 from robocup3d_motion.getup import getup_skill_for  # noqa: E402
 from robocup3d_motion.joint_control import JointController, control_settings  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
-from robocup3d_motion.robots import RobotSpec, nao  # noqa: E402
 from robocup3d_motion.skills.engine import SkillPlayer, SkillRegistry, load_nao_registry  # noqa: E402
-from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server  # noqa: E402
+from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server  # noqa: E402
 
 _D2R = math.pi / 180.0
 
@@ -475,7 +475,7 @@ def default_domain_id() -> int:
 
 
 class GraphRig:
-    """The real player process (``python -m robocup3d_strategy.player --server simspark``) on a
+    """The real player process (``python -m robocup3d_tools.player --server simspark``) on a
     server, watched and steered from outside: the trainer places the robot and is the ground
     truth; a ROS node in this process reads ``motion_state`` and knocks the robot over by
     publishing a falling pose on ``joint_targets`` (cleared as soon as the fall is reported).
@@ -504,7 +504,7 @@ class GraphRig:
             ROS_DOMAIN_ID=str(self.domain_id),
             ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
         )
-        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'simspark', '--host', '127.0.0.1']
+        cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', 'simspark', '--host', '127.0.0.1']
         cmd += ['--port', str(self.sim.agent_port), '--team', TEAM, '--unum', str(self.unum)]
         cmd += ['--type', str(self.robot_type), '--no-raw']
         if self.skill_params:

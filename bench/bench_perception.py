@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from robocup3d_bridge.perception import parse_percept
-from robocup3d_motion.body import body_for
+from robocup3d_description.body import body_for
 from robocup3d_perception.field import field_for
 from robocup3d_perception.inputs import cycle_input
-from robocup3d_perception.localize_cli import _detect, run_capture, summarize
 from robocup3d_perception.world_model import WorldModel
+from robocup3d_tools.localize import _detect, run_capture, summarize
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared' / 'captures'

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from robocup3d_strategy.match import format_result, match_parser, run_match  # noqa: E402
-from robocup3d_strategy.servers import cpu_seconds  # noqa: E402
+from robocup3d_tools.match import format_result, match_parser, run_match  # noqa: E402
+from robocup3d_tools.servers import cpu_seconds  # noqa: E402
 
 
 def _pids(pattern: str) -> list[int]:
@@ -37,9 +37,9 @@ def simspark_team(duration: float) -> None:
 
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
-    from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server, stop_process  # noqa: PLC0415
-    from robocup3d_strategy.team_config import parse_team_config  # noqa: PLC0415
-    from robocup3d_strategy.team_runner import TeamRunner  # noqa: PLC0415
+    from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server, stop_process  # noqa: PLC0415
+    from robocup3d_tools.team_config import parse_team_config  # noqa: PLC0415
+    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
 
     run = Path(tempfile.mkdtemp(prefix='bench_team_'))
     aport, mport = free_port(), free_port()
@@ -108,7 +108,7 @@ def main() -> None:
     def log(line: str) -> None:
         print(line, flush=True)
         if 'kick-off' in line or line.startswith('play ended'):
-            players = _pids(f'robocup3d_strategy.player .*--team ({teams[0]}|{teams[1]}) ')
+            players = _pids(f'robocup3d_tools.player .*--team ({teams[0]}|{teams[1]}) ')
             server = _pids('rcssservermj --host 127.0.0.1')
             marks['start' if 'kick-off' in line else 'end'] = {p: cpu_seconds(p) for p in players + server}
             marks.setdefault('players', {}).update(dict.fromkeys(players, 1))

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from robocup3d_strategy.servers import cpu_seconds
-from robocup3d_strategy.sim_session import SERVERS, SimSession
-from robocup3d_strategy.walk_tasks import STARTS, run_task
+from robocup3d_tools.servers import cpu_seconds
+from robocup3d_tools.sim_session import SERVERS, SimSession
+from robocup3d_tools.walk_tasks import STARTS, run_task
 
 
 def bench(

@@ -121,9 +121,9 @@ import rcsssmj  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_getup import qaxis, qmul  # noqa: E402  (one copy of the quaternion helpers)
 
+from robocup3d_description.robots import mujoco_robot  # noqa: E402
 from robocup3d_motion.getup import Keyframe, KeyframeSkill, load_keyframe_skill  # noqa: E402
 from robocup3d_motion.motion_node import MotionCore  # noqa: E402
-from robocup3d_motion.robots import mujoco_robot  # noqa: E402
 
 RES = Path(rcsssmj.__file__).resolve().parent / 'resources'
 STAND_Z = {'T1': 0.65, 'K1': 0.54}

@@ -25,7 +25,7 @@ Usage::
 
 Results (2026-11, T1, from the shipped set with the turning fix): see ``config/walk.yaml``.
 Direct-sim results carry over to the server only roughly: check every candidate on the real
-server (``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward|random``) first.
+server (``python -m robocup3d_tools.walk_tasks --robot T1 --task forward|random``) first.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from robocup3d_bridge.config_files import load_config
-from robocup3d_strategy.team_config import parse_team_config, player_args
+from robocup3d_tools.team_config import parse_team_config, player_args
 
 ARGS = {
     'server': ('mujoco', 'mujoco (RCSSServerMJ) or simspark (rcssserver3d)'),

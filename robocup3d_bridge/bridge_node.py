@@ -32,7 +32,7 @@ from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import ActionError, JointCommand, make_protocol
-from robocup3d_motion.robots import robot_spec
+from robocup3d_description.robots import robot_spec
 
 __all__ = ['DEFAULT_PORTS', 'BridgeNode', 'main']
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from robocup3d_bridge.percept import Dialect, Percept, Side
-from robocup3d_motion.robots import RobotSpec
+from robocup3d_description.robots import RobotSpec
 
 __all__ = [
     'Action',

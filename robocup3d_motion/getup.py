@@ -31,7 +31,7 @@ from pathlib import Path
 import yaml
 
 from robocup3d_bridge.config_files import ConfigError
-from robocup3d_motion.robots import RobotSpec
+from robocup3d_description.robots import RobotSpec
 from robocup3d_motion.skills.player_base import PlayerBase
 
 __all__ = [

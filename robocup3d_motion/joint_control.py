@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from robocup3d_bridge.config_files import ConfigError
-from robocup3d_motion.robots import RobotSpec
+from robocup3d_description.robots import RobotSpec
 
 __all__ = ['ControlSettings', 'JointController', 'JointTargets', 'control_settings']
 

@@ -44,13 +44,13 @@ from robocup3d_bridge.conversions import stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
+from robocup3d_description.robots import robot_spec
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.nao_fall import NaoFallDetector
-from robocup3d_motion.robots import robot_spec
 from robocup3d_motion.walk import WalkEngine, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 
@@ -133,7 +133,7 @@ class MotionCore:
         self.walk_sets, self.walk_set = walk_sets(walk_cfg or {}, walk_key)
         self.walk: WalkEngine | None = None
         if self.walk_sets:
-            from robocup3d_motion.body import body_for  # noqa: PLC0415
+            from robocup3d_description.body import body_for  # noqa: PLC0415
 
             body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
             self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)

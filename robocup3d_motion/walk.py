@@ -35,8 +35,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from robocup3d_bridge.config_files import ConfigError
-from robocup3d_motion.body import Body
-from robocup3d_motion.kinematics import UnreachableError, legs_ik
+from robocup3d_description.body import Body
+from robocup3d_description.kinematics import UnreachableError, legs_ik
 
 __all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'top_vx', 'walk_params', 'walk_sets']
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from robocup3d_motion.kinematics import rotation_matrix
+from robocup3d_description.kinematics import rotation_matrix
 
 __all__ = ['OrientationFilter', 'tilt_matrix']
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robocup3d_bridge.team_talk import TeammateReport  # what a teammate said: defined with its wire format
+
 __all__ = [
     'BallModel',
     'CameraObservations',
@@ -73,17 +75,6 @@ class Odometry:
     dx: float = 0.0
     dy: float = 0.0
     dyaw: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class TeammateReport:
-    """What a teammate said: its own position and the ball it saw (absolute frame, m)."""
-
-    time: float  # s, server time when it was said
-    unum: int
-    position: tuple[float, float] | None = None
-    ball: tuple[float, float] | None = None
-    ball_time: float | None = None  # s, when the speaker last saw the ball (default: ``time``)
 
 
 @dataclass(frozen=True, slots=True)

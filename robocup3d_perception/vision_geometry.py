@@ -3,7 +3,7 @@
 A polar observation ``(d, az, el)`` (azimuth positive to the left, elevation positive
 upwards, both relative to the camera's line of sight) is the camera-frame point
 ``d * (cos el cos az, cos el sin az, sin el)``. The camera pose in the torso frame
-comes from forward kinematics over the neck joints (``robocup3d_motion.kinematics``),
+comes from forward kinematics over the neck joints (``robocup3d_description.kinematics``),
 and the torso's roll and pitch from the orientation filter turn torso-frame points
 into the ``level`` frame (z up, x along the torso heading) the locator works in.
 """
@@ -16,8 +16,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from robocup3d_bridge.percept import Polar, Vision
-from robocup3d_motion.body import Body
-from robocup3d_motion.kinematics import camera_pose
+from robocup3d_description.body import Body
+from robocup3d_description.kinematics import camera_pose
 from robocup3d_perception.representations import CameraObservations, LevelObservations, frozen_array
 
 __all__ = ['CameraModel', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera', 'shift_level']
@@ -56,7 +56,7 @@ class CameraModel:
     """Camera pose from the neck joints, and the camera -> level transform.
 
     Args:
-        body: the robot's kinematic model (``robocup3d_motion.body.body_for``).
+        body: the robot's kinematic model (``robocup3d_description.body.body_for``).
     """
 
     requires = ('CameraObservations', 'tilt')

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robocup3d_motion.body import Body
+from robocup3d_description.body import Body
 from robocup3d_perception.ball_tracker import BallTracker, BallTrackerParameters
 from robocup3d_perception.field import FieldModel
 from robocup3d_perception.orientation import OrientationFilter

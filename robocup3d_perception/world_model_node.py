@@ -3,7 +3,7 @@
 Subscribes (in the player's namespace): ``joint_states``, ``imu``, ``vision/objects``
 ``game_state`` and ``hear`` from the bridge, and ``odom`` (nav_msgs/Odometry: the walk's
 velocity estimate) from the motion node. It never subscribes to ``ground_truth/*``.
-Heard team-talk messages (``robocup3d_strategy.team_talk``) of our teammates feed the
+Heard team-talk messages (``robocup3d_bridge.team_talk``) of our teammates feed the
 ball and player trackers.
 Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
 ``ball/stop`` (PointStamped), ``players`` (JSON String) and ``world_model/markers``
@@ -30,17 +30,17 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from robocup3d_bridge import team_talk
 from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
-from robocup3d_motion.body import body_for
+from robocup3d_description.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
-from robocup3d_strategy import team_talk
 
 __all__ = ['WorldModelNode', 'main']
 

@@ -16,10 +16,10 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import String
 
+from robocup3d_bridge import team_talk
 from robocup3d_bridge.config_files import load_config
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
-from robocup3d_strategy import team_talk
 from robocup3d_strategy.formation import formation_pose, should_beam
 
 __all__ = ['StrategyNode', 'main']

@@ -9,7 +9,7 @@ for f in "$here"/.team_*.pid; do
   for _ in $(seq 80); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null
   # Players the runner could not stop (it was killed itself): by team name only.
-  pkill -KILL -f "robocup3d_strategy.player .*--team $team( |$)" 2>/dev/null
+  pkill -KILL -f "robocup3d_tools.player .*--team $team( |$)" 2>/dev/null
   rm -f "$f"
 done
 exit 0

@@ -33,7 +33,7 @@ def mujoco_server(tmp_path: Path):
     agents may connect (an agent before the first simulation step crashes the server).
     """
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - only for tests that need a server
-    from robocup3d_strategy.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415
+    from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415
 
     aport, mport = free_port(), free_port()
     try:

@@ -1,7 +1,8 @@
-"""Linters run as tests (like ament_lint): the whole tree is ruff-clean."""
+"""Linters run as tests (like ament_lint): the tree is ruff-clean and its imports point down the layers."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -10,16 +11,53 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+PACKAGES = sorted(p.name for p in REPO.glob('robocup3d_*') if (p / '__init__.py').is_file())
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name) or str(Path(sys.executable).parent / name)
+    if not Path(exe).exists():
+        pytest.skip(f'{name} is not installed (pip install -e .[test])')
+    return exe
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """``lint-imports`` with the contract of ``pyproject.toml``, on the packages under ``root``."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    return subprocess.run(
+        [_tool('lint-imports'), '--no-cache'], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
 
 
 def test_ruff_clean() -> None:
-    ruff = shutil.which('ruff') or str(Path(sys.executable).parent / 'ruff')
-    if not Path(ruff).exists():
-        pytest.skip('ruff is not installed (pip install ruff)')
-    result = subprocess.run([ruff, 'check', str(REPO)], capture_output=True, text=True, check=False)
+    result = subprocess.run([_tool('ruff'), 'check', str(REPO)], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_launch_files_compile() -> None:
     for path in (REPO / 'launch').glob('*.launch.py'):
         compile(path.read_text(encoding='utf-8'), str(path), 'exec')
+
+
+def test_layers_contract_covers_every_package() -> None:
+    text = (REPO / 'pyproject.toml').read_text(encoding='utf-8')
+    layers = text.split('layers = [', 1)[1].split(']', 1)[0]
+    assert sorted(name for name in PACKAGES if f'"{name}' in layers or f'| {name}' in layers) == PACKAGES
+
+
+def test_imports_point_down_the_layers() -> None:
+    result = _lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'Contracts: 1 kept, 0 broken' in result.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    """A copy of the tree where the bridge imports strategy: the same check fails and names the import."""
+    for name in PACKAGES:
+        shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns('__pycache__', 'data'))
+    shutil.copy(REPO / 'pyproject.toml', tmp_path)
+    upward = tmp_path / 'robocup3d_bridge' / 'upward.py'
+    upward.write_text('from robocup3d_strategy import formation\n', encoding='utf-8')
+    result = _lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert 'robocup3d_bridge.upward -> robocup3d_strategy.formation' in result.stdout

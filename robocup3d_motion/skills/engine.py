@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from robocup3d_motion.robots import RobotSpec
+from robocup3d_description.robots import RobotSpec
 from robocup3d_motion.skills.params import load_type_params
 from robocup3d_motion.skills.player_base import PlayerBase
 from robocup3d_motion.skills.skl import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robocup3d_motion.robots import RobotSpec
+from robocup3d_description.robots import RobotSpec
 
 __all__ = ['PlayerBase']
 

@@ -36,7 +36,7 @@ from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robocup3d_bridge.framing import recv_frame  # noqa: E402
-from robocup3d_strategy.servers import stop_process  # noqa: E402
+from robocup3d_tools.servers import stop_process  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CAPTURES = ROOT / '..' / 'shared' / 'captures'
@@ -262,7 +262,7 @@ class Observer:
 
 @contextmanager
 def player_process(tmp_path: Path, domain: int, server: str, port: int, extra: list[str]) -> Iterator[tuple]:
-    """Run ``robocup3d_strategy.player`` in its own process; SIGINT (then SIGKILL) on the way out."""
+    """Run ``robocup3d_tools.player`` in its own process; SIGINT (then SIGKILL) on the way out."""
     log = tmp_path / 'player.log'
     env = {
         **os.environ,
@@ -272,7 +272,7 @@ def player_process(tmp_path: Path, domain: int, server: str, port: int, extra: l
         'ROS_LOG_DIR': str(tmp_path / 'roslog'),
         'RCUTILS_LOGGING_BUFFERED_STREAM': '0',
     }
-    cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', server, '--port', str(port)]
+    cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', server, '--port', str(port)]
     cmd += ['--team', TEAM, '--unum', '1', *extra]
     with open(log, 'wb') as fh:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
@@ -477,7 +477,7 @@ def test_simspark_malformed_message_is_skipped(tmp_path: Path) -> None:
 
 
 def t1_effectors() -> set[str]:
-    from robocup3d_motion.robots import mujoco_robot  # noqa: PLC0415 - needs rcsssmj
+    from robocup3d_description.robots import mujoco_robot  # noqa: PLC0415 - needs rcsssmj
 
     return {j.effector for j in mujoco_robot('T1').joints}
 

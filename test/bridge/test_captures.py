@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from robocup3d_bridge.inspect_capture import main as inspect_main
 from robocup3d_bridge.percept import Percept, Polar, Side
 from robocup3d_bridge.perception import parse_percept
 from robocup3d_bridge.protocol import (
@@ -27,7 +26,8 @@ from robocup3d_bridge.protocol import (
     check_say_mujoco,
     check_say_simspark,
 )
-from robocup3d_motion.robots import RobotSpec, mujoco_robot, nao
+from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
+from robocup3d_tools.inspect_capture import main as inspect_main
 
 CAPTURES = Path(__file__).resolve().parents[2] / '..' / 'shared' / 'captures'
 SIMSPARK = CAPTURES / 'simspark'

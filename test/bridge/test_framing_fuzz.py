@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robocup3d_bridge.framing import FrameDecoder, FramingError, frame, recv_frame
-from robocup3d_bridge.inspect_capture import main as inspect_main
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp, to_sexp
+from robocup3d_tools.inspect_capture import main as inspect_main
 
 CAPTURES = Path(__file__).resolve().parents[2] / '..' / 'shared' / 'captures'
 

@@ -39,7 +39,7 @@ from robocup3d_bridge.trainer import (
     build_set_time,
     parse_monitor_message,
 )
-from robocup3d_strategy.servers import stop_process
+from robocup3d_tools.servers import stop_process
 
 CAPTURES = Path('/work/shared/captures')
 SIMSPARK_MONITOR = CAPTURES / 'simspark' / 'match_monitor_port3200.txt'

@@ -6,10 +6,10 @@ import math
 
 import pytest
 
+from robocup3d_description.robots import mujoco_robot, nao
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.fall import FallDetector, fall_direction
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
-from robocup3d_motion.robots import mujoco_robot, nao
 
 G = 9.81
 

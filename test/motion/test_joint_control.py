@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from robocup3d_bridge.config_files import load_config
+from robocup3d_description.robots import robot_spec
 from robocup3d_motion.joint_control import JointController, control_settings
-from robocup3d_motion.robots import robot_spec
 
 
 def _nao_controller() -> JointController:

@@ -1,6 +1,6 @@
 """Live acceptance tests of the motion node on RCSSServerMJ, through the running graph.
 
-Server + ``robocup3d_strategy.player`` process + trainer; scored from
+Server + ``robocup3d_tools.player`` process + trainer; scored from
 ``ground_truth/pose`` (which the controller never reads). Uses ``bench/bench_getup.py``'s
 :class:`Graph`. Get-up trials per direction: ``R3D_GETUP_TRIALS`` (default 20, as issue #3's
 acceptance and ``bench/bench_getup.py``).

@@ -1,6 +1,6 @@
 """Live rcssserver3d tests of the Nao standing and getting up (heterogeneous types 0-4), through the graph.
 
-Each test runs the real player process (``python -m robocup3d_strategy.player --server
+Each test runs the real player process (``python -m robocup3d_tools.player --server
 simspark --type N``: bridge, motion and strategy nodes) against a server in sync mode,
 flat out, one server at a time (``bench/bench_nao_getup.py`` :class:`GraphRig`). The
 trainer on the monitor port keeps the game in ``PlayOn``, puts the robot on its feet and

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from robocup3d_motion.robots import nao
+from robocup3d_description.robots import nao
 from robocup3d_motion.skills import engine, params, skl
 from robocup3d_motion.skills.engine import DATA_DIR, SkillPlayer, SkillRegistry, load_registry
 from robocup3d_motion.skills.skl import (

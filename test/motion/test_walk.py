@@ -9,10 +9,10 @@ from itertools import pairwise
 import pytest
 
 from robocup3d_bridge.config_files import ConfigError, load_config
-from robocup3d_motion.body import body_for
-from robocup3d_motion.kinematics import foot_pose
+from robocup3d_description.body import body_for
+from robocup3d_description.kinematics import foot_pose
+from robocup3d_description.robots import robot_spec
 from robocup3d_motion.motion_node import MotionCore
-from robocup3d_motion.robots import robot_spec
 from robocup3d_motion.walk import WalkEngine, WalkParams, boost_weight, top_vx, walk_params, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from robocup3d_strategy.sim_session import SimSession
-from robocup3d_strategy.walk_tasks import START, run_task
+from robocup3d_tools.sim_session import SimSession
+from robocup3d_tools.walk_tasks import START, run_task
 
 pytestmark = pytest.mark.skipif(
     shutil.which('rcssservermj') is None and not (Path(sys.executable).parent / 'rcssservermj').exists(),

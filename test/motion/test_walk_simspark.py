@@ -12,8 +12,8 @@ import shutil
 
 import pytest
 
-from robocup3d_strategy.sim_session import SimSession
-from robocup3d_strategy.walk_tasks import run_task
+from robocup3d_tools.sim_session import SimSession
+from robocup3d_tools.walk_tasks import run_task
 
 pytestmark = pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 

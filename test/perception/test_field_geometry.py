@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from robocup3d_bridge.perception import parse_percept
-from robocup3d_motion.body import body_for
-from robocup3d_motion.kinematics import camera_pose, quat_matrix
+from robocup3d_description.body import body_for
+from robocup3d_description.kinematics import camera_pose, quat_matrix
 from robocup3d_perception.field import field_for, mujoco_field, simspark_field
 from robocup3d_perception.orientation import OrientationFilter, tilt_matrix
 from robocup3d_perception.vision_geometry import (

@@ -9,14 +9,14 @@ import pytest
 
 from robocup3d_bridge.perception import parse_percept
 from robocup3d_perception.ball_tracker import BallTracker
-from robocup3d_perception.localize_cli import main as localize_main
-from robocup3d_perception.localize_cli import run_capture, summarize
 from robocup3d_perception.orientation import OrientationFilter
 from robocup3d_perception.particle_filter import SelfLocator
 from robocup3d_perception.player_tracker import PlayerTracker, PlayerTrackerParameters
 from robocup3d_perception.representations import CameraObservations, CycleInput
 from robocup3d_perception.vision_geometry import CameraModel
 from robocup3d_perception.world_model import MODULE_ORDER, module_order
+from robocup3d_tools.localize import main as localize_main
+from robocup3d_tools.localize import run_capture, summarize
 
 
 def _capture(shared_dir, name: str) -> list[str]:
@@ -79,7 +79,7 @@ def test_mujoco_capture_k1(shared_dir) -> None:
 
 def test_kidnap_is_recovered_at_the_next_see(shared_dir) -> None:
     """A locator sure of a wrong place (10 m off, 90 deg) jumps back at the first See."""
-    from robocup3d_motion.body import body_for  # noqa: PLC0415
+    from robocup3d_description.body import body_for  # noqa: PLC0415
     from robocup3d_perception.field import simspark_field  # noqa: PLC0415
     from robocup3d_perception.vision_geometry import observations_from_vision  # noqa: PLC0415
 
@@ -141,7 +141,7 @@ def test_player_tracker_follows_a_walking_robot_and_forgets() -> None:
 
 def test_orientation_filter_on_the_falling_t1(shared_dir) -> None:
     """Limp T1 falls on its back: the tilt estimate follows the ground-truth quaternion."""
-    from robocup3d_motion.kinematics import quat_matrix  # noqa: PLC0415
+    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
 
     f = OrientationFilter()
     prev = None

@@ -20,7 +20,7 @@ from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from std_msgs.msg import String
 
-from robocup3d_strategy.servers import stop_process
+from robocup3d_tools.servers import stop_process
 
 pytestmark = pytest.mark.server
 
@@ -28,7 +28,7 @@ TEAM = 'TalkTeam'
 
 
 def _start(aport: int, unum: int, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', 'mujoco', '--port', str(aport)]
+    cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', 'mujoco', '--port', str(aport)]
     cmd += ['--team', TEAM, '--unum', str(unum), '--world-model', '--no-raw']
     with log.open('w') as out:
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=out)

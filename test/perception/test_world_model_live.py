@@ -24,7 +24,7 @@ import pytest
 from geometry_msgs.msg import PointStamped, PoseStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
-from robocup3d_strategy.sim_session import SimSession
+from robocup3d_tools.sim_session import SimSession
 
 pytestmark = [
     pytest.mark.server,

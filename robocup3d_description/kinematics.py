@@ -2,7 +2,7 @@
 
 Poses are 4x4 homogeneous matrices in the torso frame (REP-103: x forward, y left,
 z up) unless said otherwise; joint angles are dicts of canonical names to rad
-(missing joints count as 0). Models come from ``robocup3d_motion.body``.
+(missing joints count as 0). Models come from ``robocup3d_description.body``.
 
 Leg IK, for a foot-link pose relative to the torso:
 
@@ -32,8 +32,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from robocup3d_motion.body import Body
-from robocup3d_motion.robots import RobotSpec, mujoco_robot, nao
+from robocup3d_description.body import Body
+from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
 
 __all__ = [
     'UnreachableError',

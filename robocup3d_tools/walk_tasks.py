@@ -1,6 +1,6 @@
 """Walk tasks run through the graph and scored from the server's ground truth.
 
-Each task drives ``cmd_vel`` of one player in a :class:`~robocup3d_strategy.sim_session.SimSession`
+Each task drives ``cmd_vel`` of one player in a :class:`~robocup3d_tools.sim_session.SimSession`
 and measures what the robot really did (the torso's ground truth from the server: RCSSServerMJ's
 ``pos``/``quat``, rcssserver3d's monitor scene):
 
@@ -13,7 +13,7 @@ and measures what the robot really did (the torso's ground truth from the server
   turning each way, ``seconds`` each, after a seeded wait of 0.5-1.5 s (a stand that rocks
   shows up as falls); every start is a new one: the robot is put upright before each.
 
-``python -m robocup3d_strategy.walk_tasks --robot T1 --task forward --speed 0.6`` (or
+``python -m robocup3d_tools.walk_tasks --robot T1 --task forward --speed 0.6`` (or
 ``--server simspark --type 0`` for a Nao on rcssserver3d) prints the result as JSON (the
 optimizer runs candidates this way, one process each).
 """
@@ -27,7 +27,7 @@ import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
-from robocup3d_strategy.sim_session import CYCLE, SERVERS, Pose, SimSession
+from robocup3d_tools.sim_session import CYCLE, SERVERS, Pose, SimSession
 
 __all__ = ['TASKS', 'TaskResult', 'run_task']
 
@@ -207,7 +207,7 @@ TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts'
 
 def main(argv: list[str] | None = None) -> int:
     """Run one task in a fresh session and print its result as JSON."""
-    ap = argparse.ArgumentParser(prog='python -m robocup3d_strategy.walk_tasks', description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(prog='python -m robocup3d_tools.walk_tasks', description=__doc__.split('\n')[0])
     ap.add_argument('--server', choices=SERVERS, default='mujoco')
     ap.add_argument('--robot', default='T1', help='T1 or K1 (mujoco); simspark always runs the Nao')
     ap.add_argument('--type', dest='robot_type', type=int, default=0, help='Nao type 0-4 (simspark)')

@@ -30,7 +30,7 @@ import numpy as np
 
 from robocup3d_bridge.percept import Side
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
-from robocup3d_motion.body import body_for
+from robocup3d_description.body import body_for
 from robocup3d_perception.field import field_for
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import WorldState

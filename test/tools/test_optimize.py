@@ -11,7 +11,7 @@ import pytest
 
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.walk import walk_params, walk_sets
-from robocup3d_strategy.optimize import _yaml_values, decode, encode, main, score, task_jobs, total_score
+from robocup3d_tools.optimize import _yaml_values, decode, encode, main, score, task_jobs, total_score
 
 
 def _result(task: str, forward: float = 0.0, lateral: float = 0.0, turned: float = 0.0, falls: int = 0) -> dict:

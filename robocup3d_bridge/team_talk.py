@@ -32,13 +32,12 @@ import math
 import zlib
 from dataclasses import dataclass
 
-from robocup3d_perception.representations import TeammateReport
-
 __all__ = [
     'ALPHABET',
     'CYCLE',
     'MESSAGE_LENGTH',
     'TeamMessage',
+    'TeammateReport',
     'decode',
     'encode',
     'heard_at',
@@ -58,6 +57,17 @@ _NO_BALL = 15
 _AGE_STEP = 0.1  # s
 _FIELDS = (('unum', 4), ('stamp', 4), ('x', 10), ('y', 10), ('heading', 5), ('bx', 10), ('by', 10), ('age', 4))
 _CHECK_BITS = 7
+
+
+@dataclass(frozen=True, slots=True)
+class TeammateReport:
+    """What a teammate said: its own position and the ball it saw (absolute frame, m)."""
+
+    time: float  # s, server time when it was said
+    unum: int
+    position: tuple[float, float] | None = None
+    ball: tuple[float, float] | None = None
+    ball_time: float | None = None  # s, when the speaker last saw the ball (default: ``time``)
 
 
 @dataclass(frozen=True, slots=True)

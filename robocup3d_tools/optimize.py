@@ -1,7 +1,7 @@
 """``robocup3d optimize``: tune walk parameters with CMA-ES on the real server.
 
 Each candidate parameter set is written as a walk file and evaluated by a separate
-process (``python -m robocup3d_strategy.walk_tasks``: its own server in sync mode running
+process (``python -m robocup3d_tools.walk_tasks``: its own server in sync mode running
 as fast as it goes, RCSSServerMJ for the T1/K1 or, with ``--server simspark --type N``,
 rcssserver3d for a Nao; the real player process; ground truth from the server);
 ``--workers`` candidates run side by side, each in its own ROS domain. A candidate's
@@ -240,7 +240,7 @@ def _evaluate(args: tuple) -> list[list[dict]]:
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     per_job = []
     for task, seconds, seed in jobs:
-        cmd = [sys.executable, '-m', 'robocup3d_strategy.walk_tasks', '--robot', robot, '--task', task]
+        cmd = [sys.executable, '-m', 'robocup3d_tools.walk_tasks', '--robot', robot, '--task', task]
         cmd += ['--speed', str(speed), '--seconds', str(seconds), '--seed', str(seed), '--walk-config', str(path)]
         cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
         per_job.append(_run_task(cmd, env, names, seconds))

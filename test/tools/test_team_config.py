@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
-from robocup3d_strategy.team_config import check_hetero_types, parse_team_config, player_args
-from robocup3d_strategy.team_runner import load_team, team_parser
+from robocup3d_tools.team_config import check_hetero_types, parse_team_config, player_args
+from robocup3d_tools.team_runner import load_team, team_parser
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -136,7 +136,7 @@ def test_shipped_mujoco_config_accepted() -> None:
 def test_player_args_start_each_player_as_configured() -> None:
     """The arguments the runner and team.launch.py give each player parse back to its config entry."""
     pytest.importorskip('rclpy')
-    from robocup3d_strategy.player import player_parser  # noqa: PLC0415
+    from robocup3d_tools.player import player_parser  # noqa: PLC0415
 
     cfg = parse_team_config(load_config('team_simspark.yaml'))
     for p in cfg.players:
@@ -164,7 +164,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env.setdefault('ROS_DOMAIN_ID', '77')
     return subprocess.run(
-        [sys.executable, '-m', 'robocup3d_strategy.cli', 'team', *args],
+        [sys.executable, '-m', 'robocup3d_tools.cli', 'team', *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -229,7 +229,7 @@ def test_cli_rejects_bad_team_name_option(tmp_path: Path) -> None:
 @pytest.mark.parametrize('value', ['0', '-1', 'nan', 'inf', 'soon'])
 def test_player_refuses_a_cmd_timeout_that_is_not_a_positive_time(value: str, capsys: pytest.CaptureFixture) -> None:
     pytest.importorskip('rclpy')
-    from robocup3d_strategy.player import player_parser  # noqa: PLC0415
+    from robocup3d_tools.player import player_parser  # noqa: PLC0415
 
     assert player_parser().parse_args(['--cmd-timeout', '2.5']).cmd_timeout == 2.5
     with pytest.raises(SystemExit):

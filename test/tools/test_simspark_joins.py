@@ -20,7 +20,7 @@ from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.percept import Percept, Side
 from robocup3d_bridge.protocol import make_protocol
-from robocup3d_motion.robots import robot_spec
+from robocup3d_description.robots import robot_spec
 
 pytestmark = [
     pytest.mark.simspark,

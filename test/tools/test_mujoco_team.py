@@ -16,7 +16,7 @@ from std_msgs.msg import String
 from robocup3d_bridge.config_files import load_config
 from robocup3d_bridge.node_main import LATCHED
 from robocup3d_strategy.formation import formation_pose
-from robocup3d_strategy.servers import stop_process
+from robocup3d_tools.servers import stop_process
 
 pytestmark = pytest.mark.server
 
@@ -34,7 +34,7 @@ def team(mujoco_server, tmp_path):
     cmd = [
         sys.executable,
         '-m',
-        'robocup3d_strategy.cli',
+        'robocup3d_tools.cli',
         'team',
         '--server',
         'mujoco',

@@ -33,8 +33,8 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import parse_monitor_message, simspark_torso_poses
-from robocup3d_strategy.ros_env import ros_environment
-from robocup3d_strategy.servers import (
+from robocup3d_tools.ros_env import ros_environment
+from robocup3d_tools.servers import (
     connect_trainer,
     free_port,
     start_mujoco_server,
@@ -133,7 +133,7 @@ class SimSession:
         os.environ.update({k: env[k] for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')})
         env['PYTHONPATH'] = str(REPO) + os.pathsep + env.get('PYTHONPATH', '')
         aport, mport = free_port(), free_port()
-        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', '--server', self.server_kind, '--port', str(aport)]
+        cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', self.server_kind, '--port', str(aport)]
         cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw']
         if self.simspark:
             senv = dict(env, SIMSPARK_SYNC='1', SIMSPARK_REALTIME='0') if self.fast else env

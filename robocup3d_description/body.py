@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import cache
 
-from robocup3d_motion.robots import MUJOCO_ROBOTS, NAO_TYPES, rcsssmj_robot_xml
+from robocup3d_description.robots import MUJOCO_ROBOTS, NAO_TYPES, rcsssmj_robot_xml
 
 __all__ = [
     'NAO_GEOMETRY',

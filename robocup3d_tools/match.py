@@ -18,10 +18,10 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
-from robocup3d_strategy.ros_env import ros_environment
-from robocup3d_strategy.servers import connect_trainer, free_port, start_mujoco_server, stop_process
-from robocup3d_strategy.team_config import PlayerConfig, TeamConfig
-from robocup3d_strategy.team_runner import TeamRunner
+from robocup3d_tools.ros_env import ros_environment
+from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process
+from robocup3d_tools.team_config import PlayerConfig, TeamConfig
+from robocup3d_tools.team_runner import TeamRunner
 
 __all__ = ['MatchResult', 'main', 'run_match']
 

@@ -53,7 +53,7 @@ def robocup3d_on_path(tmp_path: Path) -> str:
     shim.write_text(
         '#!/bin/sh\n'
         f'export PYTHONPATH="{REPO}${{PYTHONPATH:+:$PYTHONPATH}}"\n'
-        f'exec "{sys.executable}" -m robocup3d_strategy.cli "$@"\n'
+        f'exec "{sys.executable}" -m robocup3d_tools.cli "$@"\n'
     )
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return f'{bindir}{os.pathsep}{path}'

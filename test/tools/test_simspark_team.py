@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from simspark_support import REPO, Positions, Server, kill_pid, player_pids, simspark_server, wait_until
 
-from robocup3d_strategy.servers import stop_process
+from robocup3d_tools.servers import stop_process
 
 pytestmark = [
     pytest.mark.simspark,
@@ -95,7 +95,7 @@ def run_team(
     """``robocup3d team --server simspark`` as a subprocess; everything it started is killed after."""
     out = log_dir / f'runner_{name}.out'
     log_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, '-m', 'robocup3d_strategy.cli', 'team', '--server', 'simspark']
+    cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'team', '--server', 'simspark']
     if config is not None:
         cmd += ['--config', str(config)]
     cmd += ['--host', '127.0.0.1', '--port', str(server.agent_port), '--team', name, '--log-dir', str(log_dir), *extra]

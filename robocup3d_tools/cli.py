@@ -10,37 +10,37 @@ __all__ = ['main']
 
 
 def _player(argv: list[str]) -> int:
-    from robocup3d_strategy.player import main as run  # noqa: PLC0415 - rclpy only for commands that need it
+    from robocup3d_tools.player import main as run  # noqa: PLC0415 - rclpy only for commands that need it
 
     return run(argv)
 
 
 def _team(argv: list[str]) -> int:
-    from robocup3d_strategy.team_runner import main as run  # noqa: PLC0415
+    from robocup3d_tools.team_runner import main as run  # noqa: PLC0415
 
     return run(argv)
 
 
 def _match(argv: list[str]) -> int:
-    from robocup3d_strategy.match import main as run  # noqa: PLC0415
+    from robocup3d_tools.match import main as run  # noqa: PLC0415
 
     return run(argv)
 
 
 def _inspect(argv: list[str]) -> int:
-    from robocup3d_bridge.inspect_capture import main as run  # noqa: PLC0415
+    from robocup3d_tools.inspect_capture import main as run  # noqa: PLC0415
 
     return run(argv)
 
 
 def _localize(argv: list[str]) -> int:
-    from robocup3d_perception.localize_cli import main as run  # noqa: PLC0415
+    from robocup3d_tools.localize import main as run  # noqa: PLC0415
 
     return run(argv)
 
 
 def _optimize(argv: list[str]) -> int:
-    from robocup3d_strategy.optimize import main as run  # noqa: PLC0415
+    from robocup3d_tools.optimize import main as run  # noqa: PLC0415
 
     return run(argv)
 

@@ -146,7 +146,7 @@ class Server:
 def simspark_server() -> Iterator[Server]:
     """rcssserver3d on free loopback ports, with a trainer connected to its monitor port; SIGKILLed after."""
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
-    from robocup3d_strategy.servers import connect_trainer, free_port, start_simspark_server  # noqa: PLC0415
+    from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server  # noqa: PLC0415
 
     cwd = Path(tempfile.mkdtemp(prefix='rcssserver3d_'))  # it reads .rb files from its cwd first
     agent_port, monitor_port = free_port(), free_port()

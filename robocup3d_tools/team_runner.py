@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robocup3d_bridge.config_files import ConfigError, load_config
-from robocup3d_strategy.ros_env import ros_environment
-from robocup3d_strategy.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
+from robocup3d_tools.ros_env import ros_environment
+from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
 __all__ = ['TeamRunner', 'main']
 
@@ -42,7 +42,7 @@ class TeamRunner:
     def command(self, p: PlayerConfig) -> list[str]:
         """The command line that starts player ``p``."""
         clock = p.unum == self.clock_player
-        cmd = [sys.executable, '-m', 'robocup3d_strategy.player', *player_args(self.config, p, clock)]
+        cmd = [sys.executable, '-m', 'robocup3d_tools.player', *player_args(self.config, p, clock)]
         cmd += self.extra_args
         return cmd
 

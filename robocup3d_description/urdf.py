@@ -6,7 +6,7 @@ canonical names (``llj3`` ...). Limits, speeds and torques come from
 ``robots.py``; a speed or torque the server does not limit is written as
 ``UNLIMITED``, since URDF wants a number.
 
-CLI: ``python -m robocup3d_motion.urdf ROBOT [--type N] > robot.urdf`` with ROBOT
+CLI: ``python -m robocup3d_description.urdf ROBOT [--type N] > robot.urdf`` with ROBOT
 ``nao``, ``T1`` or ``K1``.
 """
 
@@ -17,9 +17,9 @@ import math
 import sys
 import xml.etree.ElementTree as ET
 
-from robocup3d_motion.body import Body, body_for
-from robocup3d_motion.kinematics import quat_matrix
-from robocup3d_motion.robots import RobotSpec, mujoco_robot, nao
+from robocup3d_description.body import Body, body_for
+from robocup3d_description.kinematics import quat_matrix
+from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
 
 __all__ = ['UNLIMITED', 'main', 'urdf_string']
 
@@ -96,7 +96,7 @@ def urdf_string(body: Body) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: print the URDF of a robot."""
-    parser = argparse.ArgumentParser(prog='python -m robocup3d_motion.urdf', description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(prog='python -m robocup3d_description.urdf', description=__doc__.split('\n')[0])
     parser.add_argument('robot', help="'nao', 'T1' or 'K1'")
     parser.add_argument('--type', type=int, default=0, help='Nao heterogeneous type 0-4 (default 0)')
     args = parser.parse_args(argv)

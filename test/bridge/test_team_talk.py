@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from robocup3d_bridge.perception import parse_percept
 from robocup3d_bridge.protocol import check_say_mujoco, check_say_simspark
-from robocup3d_strategy.team_talk import (
+from robocup3d_bridge.team_talk import (
     ALPHABET,
     MESSAGE_LENGTH,
     TeamMessage,

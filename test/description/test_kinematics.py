@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robocup3d_motion import kinematics as kin
-from robocup3d_motion.body import NAO_GEOMETRY, body_for, mujoco_body, nao_body
-from robocup3d_motion.robots import mujoco_robot, nao
-from robocup3d_motion.urdf import main as urdf_main
-from robocup3d_motion.urdf import urdf_string
+from robocup3d_description import kinematics as kin
+from robocup3d_description.body import NAO_GEOMETRY, body_for, mujoco_body, nao_body
+from robocup3d_description.robots import mujoco_robot, nao
+from robocup3d_description.urdf import main as urdf_main
+from robocup3d_description.urdf import urdf_string
 
 ROBOTS = ('nao0', 'nao1', 'nao2', 'nao3', 'nao4', 'T1', 'K1')
 SHARED = Path(__file__).resolve().parents[3] / 'shared'
@@ -138,7 +138,7 @@ def test_non_nao_legs_are_independent() -> None:
 @pytest.mark.parametrize('name', ['T1', 'K1'])
 def test_fk_matches_mujoco(name: str) -> None:
     mujoco = pytest.importorskip('mujoco')
-    from robocup3d_motion.robots import rcsssmj_robot_xml  # noqa: PLC0415 - test-only helper
+    from robocup3d_description.robots import rcsssmj_robot_xml  # noqa: PLC0415 - test-only helper
 
     model = mujoco.MjModel.from_xml_path(str(rcsssmj_robot_xml(name)))
     data = mujoco.MjData(model)

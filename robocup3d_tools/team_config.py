@@ -8,7 +8,7 @@ from itertools import combinations
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.protocol import ActionError, check_team_name
-from robocup3d_motion.robots import MUJOCO_ROBOTS, NAO_TYPES
+from robocup3d_description.robots import MUJOCO_ROBOTS, NAO_TYPES
 
 __all__ = ['PlayerConfig', 'TeamConfig', 'check_hetero_types', 'parse_team_config', 'player_args']
 
