@@ -32,6 +32,7 @@ import math
 import os
 import threading
 import time
+from pathlib import Path
 
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
@@ -44,11 +45,11 @@ from robocup3d_bridge.conversions import stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
-from robocup3d_description.robots import robot_spec
+from robocup3d_description.robots import RobotSpec, robot_spec
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
-from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir
+from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skill
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.walk import WalkEngine, walk_sets
@@ -63,6 +64,19 @@ CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 
 def _seconds(stamp: object) -> float:
     return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, object]:
+    """YAML keyframe skills (``skill_params`` on RCSSServerMJ) that replace the shipped skill of their name."""
+    out: dict[str, object] = {}
+    for f in files:
+        if not f.endswith(('.yaml', '.yml')):
+            raise ConfigError(
+                f"{f}: {robot.name} skills are YAML keyframe files (.yaml); .txt parameters are the Nao's"
+            )
+        skill = load_keyframe_skill(Path(f), robot)
+        out[skill.name] = skill
+    return out
 
 
 class MotionCore:
@@ -102,6 +116,7 @@ class MotionCore:
         self.skills: dict[str, object] = {}
         if robot.server == 'mujoco':
             self.skills.update(load_keyframe_dir(robot))
+            self.skills.update(_keyframe_overrides(robot, skill_params))
         else:
             from robocup3d_motion.skills.engine import load_nao_registry  # noqa: PLC0415
 

@@ -1,17 +1,21 @@
-"""``robocup3d optimize``: tune walk parameters with CMA-ES on the real server.
+"""``robocup3d optimize``: tune walk and get-up parameters with CMA-ES on the real server.
 
-Each candidate parameter set is written as a walk file and evaluated by a separate
-process (``python -m robocup3d_tools.walk_tasks``: its own server in sync mode running
-as fast as it goes, RCSSServerMJ for the T1/K1 or, with ``--server simspark --type N``,
-rcssserver3d for a Nao; the real player process; ground truth from the server);
-``--workers`` candidates run side by side, each in its own ROS domain. A candidate's
-score is the sum over its tasks (``--task forward random``): forward, sideways and turn
-score the speed from standstill, with penalties for a fall (and how early it came) and
-for drift; a random course (``--course-seconds`` long, one per ``--course-seeds``) scores
-its falls, so that a fast set does not buy its speed with falls when the commands change.
-The best set so far is written to
-``--out`` after every generation, as a walk file the player loads
-(``robocup3d player --walk-config FILE``) or whose values go into ``config/walk.yaml``.
+Every candidate runs in a process of its own with its own server in sync mode (running as fast
+as it goes), the real player process and the server's ground truth for the score: RCSSServerMJ
+for the T1/K1 or, with ``--server simspark --type N``, rcssserver3d for a Nao. ``--workers``
+candidates run side by side, each in its own ROS domain. What is searched, and over which range,
+is data: ``config/optimize.yaml`` (``--space FILE`` for another).
+
+Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``) search a walk set of
+``config/walk.yaml``; a candidate's score is the sum over its tasks: the speed from standstill,
+with penalties for a fall (and how early it came) and for drift; a random course
+(``--course-seconds`` long, one per ``--course-seeds``) scores its falls. The best set so far is
+written to ``--out`` after every generation as a walk file (``robocup3d player --walk-config FILE``).
+
+Get-up tasks (``getup-front``, ``getup-back``, ``getup-side``) search the get-up skill (the Nao's
+``$parameters``, the T1/K1 keyframes): ``--trials`` knock-downs per candidate, scored by the time
+to upright with penalties for failures and for falling again. The best is written to ``--out`` as
+a skill file (``robocup3d player --skill-params FILE``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 from pathlib import Path
@@ -33,66 +37,39 @@ import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
+from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
 
 __all__ = [
-    'NAO_SEARCH_SPACE',
-    'SEARCH_SPACE',
+    'TASKS',
+    'WALK_TASKS',
+    'cma_search',
     'decode',
     'encode',
     'main',
     'optimize',
     'score',
+    'search_space',
     'task_jobs',
     'total_score',
     'write_walk_file',
 ]
 
-#: Parameters searched and their ranges. Lengths scale with the robot (relative to the
-#: starting set: ('rel', lo, hi) multiplies it); the rest are absolute (angles in rad).
-SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
-    'period': ('abs', 0.18, 0.5),
-    'sole_z': ('rel', 0.85, 1.1),
-    'sole_x': ('abs', -0.04, 0.08),
-    'foot_y': ('rel', 0.7, 1.4),
-    'step_height': ('abs', 0.01, 0.08),
-    'sway': ('abs', 0.0, 0.07),
-    'double_support': ('abs', 0.0, 0.4),
-    'torso_pitch': ('abs', -0.1, 0.3),
-    'gyro_pitch': ('abs', -0.15, 0.15),
-    'gyro_roll': ('abs', -0.15, 0.15),
-    'lipm_x': ('abs', 0.0, 1.0),
-    'swing_x_lead': ('abs', -0.1, 0.2),
-    'com_height': ('rel', 0.6, 1.6),
-    'arm_swing': ('abs', -3.0, 3.0),
-    'kp_legs': ('abs', 100.0, 600.0),
-    'kd_legs': ('abs', 0.5, 8.0),
-    'sole_x_fwd': ('abs', -0.05, 0.1),
-    'max_vx': ('abs', 0.4, 1.0),
-    'accel_x': ('abs', 0.02, 0.15),
-}
 
-#: The Nao on rcssserver3d: a smaller robot with quicker steps; its joints take velocities from
-#: a P controller, so ``kp_legs`` is that gain (1/s) and ``kd_legs`` is not searched; the top speed is.
-NAO_SEARCH_SPACE: dict[str, tuple[str, float, float]] = {
-    **{k: v for k, v in SEARCH_SPACE.items() if k not in ('kd_legs', 'sole_x_fwd')},
-    'period': ('abs', 0.06, 0.4),
-    'kp_legs': ('abs', 8.0, 40.0),
-    'step_height': ('abs', 0.005, 0.05),
-    'sway': ('abs', 0.0, 0.04),
-    'sole_x': ('abs', -0.03, 0.06),
-    'swing_x_lead': ('abs', -0.1, 0.3),
-    'max_vx': ('abs', 0.2, 1.4),
-    'accel_x': ('abs', 0.03, 0.3),
-    'toe_push': ('abs', 0.0, 0.15),  # type 4 (toes)
-    'toe_from': ('abs', 0.2, 0.9),
-}
+def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[str, float, float]]:
+    """The walk parameters searched on ``server`` and their ranges (``config``'s ``walk.<server>``)."""
+    space = load_config(config).get('walk', {}).get(server)
+    if not isinstance(space, dict) or not space:
+        raise ConfigError(f'{config}: no walk search space for {server} (walk.{server})')
+    out = {}
+    for name, spec in space.items():
+        if not (isinstance(spec, list) and len(spec) == 3 and spec[0] in ('abs', 'rel')):
+            raise ConfigError(f'{config}: walk.{server}.{name} must be [abs|rel, lo, hi], not {spec!r}')
+        out[name] = (spec[0], float(spec[1]), float(spec[2]))
+    return out
 
 
-def search_space(server: str) -> dict[str, tuple[str, float, float]]:
-    """The searched parameters and ranges for a server's robots."""
-    return NAO_SEARCH_SPACE if server == 'simspark' else SEARCH_SPACE
-
-
+WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
+TASKS = WALK_TASKS + GETUP_TASKS
 FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
 
 
@@ -107,7 +84,7 @@ def _part(params: WalkParams, name: str) -> tuple[WalkParams, str]:
 
 def _range(name: str, start: WalkParams, space: dict | None = None) -> tuple[float, float]:
     start, name = _part(start, name)
-    kind, lo, hi = (space or SEARCH_SPACE)[name]
+    kind, lo, hi = (space or search_space('mujoco'))[name]
     if kind == 'rel':
         a, b = lo * getattr(start, name), hi * getattr(start, name)
         return min(a, b), max(a, b)
@@ -247,6 +224,33 @@ def _evaluate(args: tuple) -> list[list[dict]]:
     return [list(rs) for rs in zip(*per_job, strict=True)]
 
 
+def cma_search(
+    x0: Sequence[float],
+    sigma: float,
+    popsize: int,
+    generations: int,
+    evaluate: Callable[[int, list[list[float]]], list[float]],
+    improved: Callable[[int, int, float], None],
+) -> tuple[float, list[float]]:
+    """CMA-ES in [0, 1]^n: ``evaluate(generation, xs)`` scores a population (lower is better);
+    ``improved(generation, i, score)`` is called when candidate ``i`` beats every one before it."""
+    with warnings.catch_warnings():  # cma warns that it cannot plot without matplotlib: we never plot
+        warnings.filterwarnings('ignore', message='Could not import matplotlib')
+        import cma  # noqa: PLC0415 - only this command needs it
+
+    es = cma.CMAEvolutionStrategy(list(x0), sigma, {'bounds': [0.0, 1.0], 'popsize': popsize, 'verbose': -9, 'seed': 1})
+    best: tuple[float, list[float]] = (math.inf, list(x0))
+    for gen in range(generations):
+        xs = [list(map(float, x)) for x in es.ask()]
+        scores = evaluate(gen, xs)
+        es.tell(xs, scores)
+        i = min(range(len(scores)), key=scores.__getitem__)
+        if scores[i] < best[0]:
+            best = (scores[i], xs[i])
+            improved(gen, i, scores[i])
+    return best
+
+
 def optimize(
     robot: str,
     out: Path,
@@ -260,7 +264,7 @@ def optimize(
     sigma: float = 0.15,
     names: Sequence[str] = (),
     walk_config: str = 'walk.yaml',
-    log: object = print,
+    log: Callable[[str], object] = print,
     server: str = 'mujoco',
     robot_type: int = 0,
     domain_base: int = 0,
@@ -268,8 +272,9 @@ def optimize(
     trace_file: bool = False,
     course_seconds: float = 20.0,
     course_seeds: Sequence[int] = (1, 2),
+    space_config: str = 'optimize.yaml',
 ) -> tuple[float, WalkParams]:
-    """Run CMA-ES; returns the best score and parameter set (also written to ``out``).
+    """Tune a walk set; returns the best score and parameter set (also written to ``out``).
 
     ``names``: the parameters searched (default: all of the server's search space);
     ``domain_base``: the first ROS domain of the workers (0: one derived from the process id);
@@ -278,11 +283,7 @@ def optimize(
     ``tasks``: what each candidate runs (see the module doc); ``course_seconds``/``course_seeds``: the
     random courses of the ``random`` task.
     """
-    with warnings.catch_warnings():  # cma warns that it cannot plot without matplotlib: we never plot
-        warnings.filterwarnings('ignore', message='Could not import matplotlib')
-        import cma  # noqa: PLC0415 - only this command needs it
-
-    space = search_space(server)
+    space = search_space(server, space_config)
     names = tuple(names) or tuple(space)
     key = walk_key(robot, server, robot_type)
     sets, default = walk_sets(load_config(walk_config), key)
@@ -295,94 +296,134 @@ def optimize(
     unknown = sorted({n.removeprefix(FAST) for n in names} - set(space))
     if unknown:
         raise ConfigError(f'cannot search {unknown}; searchable: {sorted(space)}')
-    es = cma.CMAEvolutionStrategy(
-        encode(start, start, names, space),
-        sigma,
-        {'bounds': [0.0, 1.0], 'popsize': popsize, 'verbose': -9, 'seed': 1},
-    )
-    best: tuple[float, WalkParams] = (math.inf, start)
-    base_domain = domain_base or 100 + (os.getpid() % 50) * 2
+    base_domain = domain_base or _domain_base()
     batch = max(1, batch)
     trace = open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') if trace_file else None
     runs = task_jobs(tasks, seconds, course_seconds, course_seeds)
+    last: dict = {}  # the generation's candidates and results, for ``improved``
+
+    def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
+        cands = [decode(x, start, names, space) for x in xs]
+        # batches of up to `batch` candidates, one session each; one domain per concurrent worker
+        chunks = [cands[i : i + batch] for i in range(0, len(cands), batch)]
+        jobs = [
+            (chunk, robot, runs, speed, base_domain + j % workers, tmp, server, robot_type)
+            for j, chunk in enumerate(chunks)
+        ]
+        results: list[list[dict]] = []  # per candidate, a result per run
+        for j in range(0, len(jobs), workers):
+            for batch_results in pool.map(_evaluate, jobs[j : j + workers]):
+                results += batch_results
+        scores = [total_score(r, runs) for r in results]
+        if trace is not None:
+            for c, r, f in zip(cands, results, scores, strict=True):
+                trace.write(json.dumps({'generation': gen, 'score': f, 'params': _yaml_values(c), 'result': r}) + '\n')
+            trace.flush()
+        flat = [r for rs in results for r in rs]
+        log(
+            f'generation {gen}: best {min(scores):.3f}, falls {sum(r.get("falls", 0) for r in flat)} '
+            f'in {len(flat)} runs, errors {sum("error" in r for r in flat)}'
+        )
+        last.update(cands=cands, results=results)
+        return scores
+
+    def improved(gen: int, i: int, f: float) -> None:
+        what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
+        measured = [
+            {'task': t, 'seed': seed, **{k: r.get(k) for k in ('forward', 'lateral', 'turned', 'falls')}}
+            for r, (t, _, seed) in zip(last['results'][i], runs, strict=True)
+        ]
+        comment = f'robocup3d optimize {what} --task {" ".join(tasks)}: generation {gen}, score {f:.3f}\n'
+        write_walk_file(out, key, last['cands'][i], name, comment + f'measured: {json.dumps(measured)}')
+
+    try:
+        with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
+            best, x = cma_search(encode(start, start, names, space), sigma, popsize, generations, evaluate, improved)
+    finally:
+        if trace is not None:
+            trace.close()
+    return best, decode(x, start, names, space)
+
+
+def optimize_getup(
+    task: str,
+    out: Path,
+    server: str = 'mujoco',
+    robot: str = 'T1',
+    robot_type: int = 0,
+    trials: int = 3,
+    generations: int = 20,
+    popsize: int = 8,
+    workers: int = 2,
+    sigma: float = 0.15,
+    names: Sequence[str] = (),
+    domain_base: int = 0,
+    log: Callable[[str], object] = print,
+    space_config: str = 'optimize.yaml',
+) -> tuple[float, Path]:
+    """Tune a get-up skill (see the module doc); returns the best score and the skill file written."""
+    who = 'nao' if server == 'simspark' else robot
+    space = getup_space(task, who, robot_type, names, space_config)
+    base_domain = domain_base or _domain_base()
+    written: list[Path] = [Path(out)]
+
+    def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
+        def one(k: int) -> dict:
+            path = space.write(xs[k], Path(tmp) / f'candidate_{gen}_{k}')
+            domain = base_domain + k % workers
+            return run_candidate(path, task, server, robot, robot_type, trials, seed=gen + 1, domain=domain)
+
+        results = list(pool.map(one, range(len(xs))))
+        scores = [getup_score(r) for r in results]
+        last[:] = results
+        ok = sum(len(r.get('times', ())) for r in results)
+        counted = sum(r.get('trials', 0) - r.get('not_knocked', 0) for r in results)
+        errors = [r['error'] for r in results if 'error' in r]
+        why = f' (first: {errors[0]})' if errors else ''
+        log(f'generation {gen}: best {min(scores):.2f}, up {ok} of {counted} trials, errors {len(errors)}{why}')
+        return scores
+
+    def improved(gen: int, i: int, f: float) -> None:
+        what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
+        comment = (
+            f'robocup3d optimize {what} --task {task}: generation {gen}, score {f:.2f}\nmeasured: {json.dumps(last[i])}'
+        )
+        written[0] = space.write(best_x[gen][i], Path(out), comment)
+
+    last: list[dict] = []
+    best_x: dict[int, list[list[float]]] = {}
+
+    def remember(gen: int, xs: list[list[float]]) -> list[float]:
+        best_x[gen] = xs
+        return evaluate(gen, xs)
+
     with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
-        for gen in range(generations):
-            xs = es.ask()
-            cands = [decode(x, start, names, space) for x in xs]
-            # batches of up to `batch` candidates, one session each; one domain per concurrent worker
-            chunks = [list(range(i, min(i + batch, len(cands)))) for i in range(0, len(cands), batch)]
-            jobs = [
-                (
-                    [cands[k] for k in ks],
-                    robot,
-                    runs,
-                    speed,
-                    base_domain + j % workers,
-                    tmp,
-                    server,
-                    robot_type,
-                )
-                for j, ks in enumerate(chunks)
-            ]
-            results: list[list[dict]] = []  # per candidate, a result per run
-            for j in range(0, len(jobs), workers):
-                for batch_results in pool.map(_evaluate, jobs[j : j + workers]):
-                    results += batch_results
-            scores = [total_score(r, runs) for r in results]
-            if trace is not None:
-                for c, r, f in zip(cands, results, scores, strict=True):
-                    trace.write(json.dumps({'generation': gen, 'score': f, 'params': _yaml_values(c), 'result': r}))
-                    trace.write('\n')
-                trace.flush()
-            es.tell(xs, scores)
-            i = min(range(len(scores)), key=scores.__getitem__)
-            if scores[i] < best[0]:
-                best = (scores[i], cands[i])
-                what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
-                measured = [
-                    {'task': t, 'seed': seed, **{k: r.get(k) for k in ('forward', 'lateral', 'turned', 'falls')}}
-                    for r, (t, _, seed) in zip(results[i], runs, strict=True)
-                ]
-                write_walk_file(
-                    out,
-                    key,
-                    cands[i],
-                    name,
-                    f'robocup3d optimize {what} --task {" ".join(tasks)}: generation {gen}, score {scores[i]:.3f}\n'
-                    f'measured: {json.dumps(measured)}',
-                )
-            flat = [r for rs in results for r in rs]
-            errors = sum('error' in r for r in flat)
-            log(
-                f'generation {gen}: best {min(scores):.3f} (overall {best[0]:.3f}), '
-                f'falls {sum(r.get("falls", 0) for r in flat)} in {len(flat)} runs, errors {errors}'
-            )
-    if trace is not None:
-        trace.close()
-    return best
+        best, _ = cma_search(space.x0(), sigma, popsize, generations, remember, improved)
+    return best, written[0]
+
+
+def _domain_base() -> int:
+    """The first ROS domain of this run's workers (from the process id, clear of the usual ones)."""
+    return 100 + (os.getpid() % 50) * 2
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d optimize``."""
-    p = argparse.ArgumentParser(prog='robocup3d optimize', description=__doc__.split('\n')[0])
+    p = argparse.ArgumentParser(
+        prog='robocup3d optimize',
+        description=__doc__.split('\n')[0],
+        epilog=f'tasks on both servers: walk {", ".join(WALK_TASKS)}; get-up {", ".join(GETUP_TASKS)}',
+    )
     p.add_argument('--server', default='mujoco', choices=('mujoco', 'simspark'))
     p.add_argument('--robot', default='T1', choices=('T1', 'K1'), help='on mujoco (simspark: the Nao)')
     p.add_argument('--type', dest='robot_type', type=int, default=0, choices=range(5), help='Nao type (simspark)')
-    p.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
-    p.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
-    p.add_argument('--domain-base', type=int, default=0, help='first ROS domain of the workers (0: from the pid)')
-    p.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
     p.add_argument(
         '--task',
         nargs='+',
         default=['forward'],
-        choices=('forward', 'sideways', 'turn', 'square', 'random'),
-        help='what each candidate runs; the score is the sum (random: the falls on courses)',
+        choices=TASKS,
+        help='walk tasks (the score is their sum; random: the falls on courses), or one get-up task',
     )
-    p.add_argument('--course-seconds', type=float, default=20.0, help='length of each random course')
-    p.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
-    p.add_argument('--speed', type=float, default=0.0, help='commanded speed (0: the set maximum)')
-    p.add_argument('--seconds', type=float, default=10.0)
     p.add_argument('--generations', type=int, default=20)
     p.add_argument('--popsize', type=int, default=8)
     p.add_argument('--workers', type=int, default=2, help='candidates evaluated side by side')
@@ -391,37 +432,71 @@ def main(argv: list[str] | None = None) -> int:
         '--params',
         nargs='+',
         default=[],
-        help="which parameters to search (default: the server's space); fast.NAME: the set's fast part",
+        help="what to search (default: the task's space in --space); walk: fast.NAME is the set's fast part",
     )
-    p.add_argument('--walk-config', default='walk.yaml')
-    p.add_argument('--out', type=Path, default=Path('walk_tuned.yaml'))
+    p.add_argument('--space', default='optimize.yaml', help='search spaces (name in config/ or a path)')
+    p.add_argument('--domain-base', type=int, default=0, help='first ROS domain of the workers (0: from the pid)')
+    p.add_argument('--out', type=Path, default=None, help='result file (default: walk_tuned.yaml or getup_tuned.*)')
+    walk = p.add_argument_group('walk tasks')
+    walk.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
+    walk.add_argument('--walk-config', default='walk.yaml')
+    walk.add_argument('--speed', type=float, default=0.0, help='commanded speed (0: the set maximum)')
+    walk.add_argument('--seconds', type=float, default=10.0)
+    walk.add_argument('--course-seconds', type=float, default=20.0, help='length of each random course')
+    walk.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
+    walk.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
+    walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
+    getup = p.add_argument_group('get-up tasks')
+    getup.add_argument('--trials', type=int, default=3, help='knock-downs per candidate')
     args = p.parse_args(argv)
+    getups = [t for t in args.task if t in GETUP_TASKS]
+    if getups and (len(args.task) > 1):
+        p.error('a get-up task runs alone (one skill at a time)')
     try:
-        best, _ = optimize(
-            args.robot,
-            args.out,
-            args.set,
-            args.task,
-            args.speed,
-            args.seconds,
-            args.generations,
-            args.popsize,
-            args.workers,
-            args.sigma,
-            args.params,
-            args.walk_config,
-            server=args.server,
-            robot_type=args.robot_type,
-            domain_base=args.domain_base,
-            batch=args.batch,
-            trace_file=args.trace,
-            course_seconds=args.course_seconds,
-            course_seeds=args.course_seeds,
-        )
+        if getups:
+            best, path = optimize_getup(
+                getups[0],
+                args.out or Path('getup_tuned'),
+                args.server,
+                args.robot,
+                args.robot_type,
+                args.trials,
+                args.generations,
+                args.popsize,
+                args.workers,
+                args.sigma,
+                args.params,
+                args.domain_base,
+                space_config=args.space,
+            )
+        else:
+            path = args.out or Path('walk_tuned.yaml')
+            best, _ = optimize(
+                args.robot,
+                path,
+                args.set,
+                args.task,
+                args.speed,
+                args.seconds,
+                args.generations,
+                args.popsize,
+                args.workers,
+                args.sigma,
+                args.params,
+                args.walk_config,
+                server=args.server,
+                robot_type=args.robot_type,
+                domain_base=args.domain_base,
+                batch=args.batch,
+                trace_file=args.trace,
+                course_seconds=args.course_seconds,
+                course_seeds=args.course_seeds,
+                space_config=args.space,
+            )
     except ConfigError as exc:
         print(f'robocup3d optimize: {exc}', file=sys.stderr)
         return 2
-    print(f'best score {best:.3f}; written to {args.out}')
+    print(f'best score {best:.3f}; written to {path}')
     return 0
 
 

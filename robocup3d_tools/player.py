@@ -82,7 +82,10 @@ def player_parser() -> argparse.ArgumentParser:
         nargs='+',
         default=[],
         metavar='FILE',
-        help='Nao: skill parameter files read after the shipped defaultParams(_t<type>).txt',
+        help=(
+            'Nao: skill parameter files (.txt) read after the shipped defaultParams(_t<type>).txt; '
+            'T1/K1: YAML keyframe skills that replace the shipped skill of the same name'
+        ),
     )
     return p
 

@@ -49,6 +49,8 @@ CYCLE = 0.02  # s of server time per agent cycle
 SERVERS = ('mujoco', 'simspark')
 #: torso height (m) at which the trainer puts a robot on its feet
 PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
+#: torso height (m) at which the trainer lays a robot down (RCSSServerMJ)
+LYING_Z = {'T1': 0.25, 'K1': 0.2}
 # Where ``place`` puts the ball on RCSSServerMJ: far from any walk task's path (its field is 55 x 36 m).
 # Its 0.2.1 crashes when the ball touches a K1 (the K1's collision geoms have no names: an
 # AttributeError in its contact filter ends the simulation), and a ball in the path is an obstacle.
@@ -175,6 +177,7 @@ class SimSession:
     def _ros(self) -> None:
         import rclpy  # noqa: PLC0415 - after the domain is set
         from geometry_msgs.msg import PoseStamped, Twist  # noqa: PLC0415
+        from sensor_msgs.msg import JointState  # noqa: PLC0415
         from std_msgs.msg import String  # noqa: PLC0415
 
         from robocup3d_bridge.node_main import LATCHED  # noqa: PLC0415
@@ -190,7 +193,8 @@ class SimSession:
         self.pub_cmd = self.node.create_publisher(Twist, f'{ns}/cmd_vel', 1)
         self.pub_target = self.node.create_publisher(PoseStamped, f'{ns}/walk_target', 1)
         self.pub_request = self.node.create_publisher(String, f'{ns}/motion_request', 10)
-        self._Twist, self._PoseStamped, self._String = Twist, PoseStamped, String
+        self.pub_targets = self.node.create_publisher(JointState, f'{ns}/joint_targets', 1)
+        self._Twist, self._PoseStamped, self._String, self._JointState = Twist, PoseStamped, String, JointState
 
     def close(self) -> None:
         """Stop the player and the server; safe to call twice."""
@@ -284,6 +288,27 @@ class SimSession:
         """Publish one ``motion_request`` (once the motion node listens: requests are not latched)."""
         self.spin_until(lambda: self.pub_request.get_subscription_count() > 0, 10.0, 'no motion node listens')
         self.pub_request.publish(self._String(data=text))
+
+    def hold_pose(self, targets_deg: dict[str, float]) -> None:
+        """Publish stand targets (degrees) on ``joint_targets``; ``{}`` returns to the hold pose."""
+        names = list(targets_deg)
+        self.pub_targets.publish(self._JointState(name=names, position=[math.radians(targets_deg[n]) for n in names]))
+
+    def lay_down(self, x: float, y: float, yaw: float, pitch: float, roll: float = 0.0, z: float = 0.0) -> None:
+        """RCSSServerMJ: put the robot down lying (torso turned by ``pitch`` then ``roll`` rad, facing ``yaw``)."""
+        if self.simspark:
+            raise ValueError('rcssserver3d places robots upright only: knock the Nao over with hold_pose')
+        cy, sy = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
+        cp, sp = math.cos(pitch / 2.0), math.sin(pitch / 2.0)
+        cr, sr = math.cos(roll / 2.0), math.sin(roll / 2.0)
+        # q = yaw(z) * pitch(y) * roll(x)
+        w = cy * cp * cr + sy * sp * sr
+        qx = cy * cp * sr - sy * sp * cr
+        qy = cy * sp * cr + sy * cp * sr
+        qz = sy * cp * cr - cy * sp * sr
+        z = z or LYING_Z.get(self.robot, 0.25)
+        move = f'(move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} {qx:.6f} {qy:.6f} {qz:.6f})'
+        self.trainer.send(f'(agent (unum {self.unum}) (team {self.team}) {move})')
 
     def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 150) -> None:
         """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball aside (RCSSServerMJ), and let it stand."""

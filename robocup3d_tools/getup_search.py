@@ -1,0 +1,185 @@
+"""The get-up tasks of ``robocup3d optimize``: a skill's values as a search vector, a candidate as a skill file.
+
+The search space is data (``config/optimize.yaml``, section ``getup``):
+
+* Nao (rcssserver3d): ``$parameters`` of ``getup_<front|back>.skl``; a candidate is a parameter
+  file the player reads after the shipped ones (``robocup3d player --skill-params FILE``);
+* T1/K1 (RCSSServerMJ): ``FRAME.t`` and ``FRAME.JOINT`` of the YAML keyframe skill; a candidate is
+  a whole skill file that replaces the shipped one of its name (same option).
+
+A vector holds one value in [0, 1] per searched name; 0.5 is the shipped value (Nao: clipped to
+the bounds of its kind). Each candidate runs :mod:`robocup3d_tools.getup_tasks` in a process of its
+own (its own server and player) and scores the mean of its trials: the time to upright, or
+:data:`FAIL_S` for a failure, plus :data:`REFALL_S` for a fall within 2 s of standing.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_description.robots import robot_spec
+from robocup3d_motion.getup import DATA_DIR
+from robocup3d_motion.skills.params import load_type_params
+
+__all__ = ['FAIL_S', 'GETUP_TASKS', 'GetupSpace', 'getup_score', 'getup_space', 'run_candidate']
+
+GETUP_TASKS = ('getup-front', 'getup-back', 'getup-side')
+FAIL_S = 20.0  # s a failed trial scores (twice the timeout)
+REFALL_S = 5.0  # s added for a fall within 2 s of standing
+
+
+def _skill_of(task: str) -> str:
+    """The skill a get-up task tunes: side falls play the back get-up."""
+    return 'front' if task == 'getup-front' else 'back'
+
+
+@dataclass(frozen=True)
+class GetupSpace:
+    """The searched values of one get-up skill, their shipped values and their ranges."""
+
+    robot: str  # 'nao', 'T1' or 'K1'
+    skill: str  # 'front' or 'back'
+    names: tuple[str, ...]
+    start: tuple[float, ...]
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+    doc: dict  # Nao: all parameters; T1/K1: the shipped skill file's YAML
+    mirror: dict
+
+    def x0(self) -> list[float]:
+        return [(s - a) / (b - a) for s, a, b in zip(self.start, self.lo, self.hi, strict=True)]
+
+    def values(self, x: Sequence[float]) -> dict[str, float]:
+        out = {}
+        for n, xi, a, b in zip(self.names, x, self.lo, self.hi, strict=True):
+            v = a + (b - a) * min(1.0, max(0.0, float(xi)))
+            out[n] = round(v, 3) if n.endswith(('wait', '.t')) else round(v, 1)
+        return out
+
+    def write(self, x: Sequence[float], path: Path, comment: str = '') -> Path:
+        """The candidate ``x`` as a file the player loads (``--skill-params``)."""
+        values = self.values(x)
+        head = ''.join(f'# {line}\n' for line in comment.splitlines())
+        if self.robot == 'nao':
+            path = path.with_suffix('.txt')
+            path.write_text(head + ''.join(f'{n}\t{v}\n' for n, v in values.items()), encoding='utf-8')
+            return path
+        doc = copy.deepcopy(self.doc)
+        for n, v in values.items():
+            frame, key = n.split('.', 1)
+            entry = doc['frames'][int(frame)]
+            if key == 't':
+                entry['t'] = max(0.02, v)
+                continue
+            entry['q'][key] = v
+            if key in self.mirror:  # the robot is symmetric: the twin's range is the mirror image
+                twin, sign = self.mirror[key]
+                entry['q'][twin] = round(sign * v, 1)
+        path = path.with_suffix('.yaml')
+        path.write_text(head + yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
+        return path
+
+
+def getup_space(
+    task: str, robot: str, robot_type: int = 0, names: Sequence[str] = (), config: str = 'optimize.yaml'
+) -> GetupSpace:
+    """The search space of ``task`` for ``robot`` (``nao`` on rcssserver3d), from ``config``."""
+    if task not in GETUP_TASKS:
+        raise ConfigError(f'unknown get-up task {task!r}; tasks: {", ".join(GETUP_TASKS)}')
+    skill = _skill_of(task)
+    spaces = load_config(config).get('getup', {})
+    space = spaces.get(robot)
+    if not isinstance(space, dict) or skill not in space:
+        raise ConfigError(f'{config}: no getup search space for {robot} {skill} (getup.{robot}.{skill})')
+    names = tuple(names) or tuple(space[skill])
+    step = space.get('step', {})
+    if robot == 'nao':
+        params = load_type_params(DATA_DIR / 'nao', robot_type)
+        bounds = space.get('bounds', {})
+        unknown = [n for n in names if n not in params]
+        if unknown:
+            raise ConfigError(f'not $parameters of the Nao skills: {unknown}')
+        lo, hi, start = [], [], []
+        for n in names:
+            kind = n.rsplit('_', 1)[1]
+            a, b = bounds.get(kind, (-math.inf, math.inf))
+            d = float(step.get(kind, step.get('default', 10.0))) * 2.0
+            v = min(max(params[n], a), b)
+            start.append(v)
+            lo.append(max(a, v - d))
+            hi.append(min(b, v + d))
+        return GetupSpace(robot, skill, names, tuple(start), tuple(lo), tuple(hi), params, {})
+    path = DATA_DIR / robot / f'getup_{skill}.yaml'
+    doc = yaml.safe_load(path.read_text(encoding='utf-8'))
+    frames = doc['frames']
+    start = []
+    for n in names:
+        frame, _, key = n.partition('.')
+        if not frame.isdigit() or int(frame) >= len(frames):
+            raise ConfigError(f'{n}: {path.name} has frames 0-{len(frames) - 1}')
+        entry = frames[int(frame)]
+        value = entry.get('t') if key == 't' else entry.get('q', {}).get(key)
+        if value is None:
+            raise ConfigError(f'{n}: frame {frame} of {path.name} does not move {key}')
+        start.append(float(value))
+    joints = robot_spec('mujoco', robot).by_name
+    lo, hi = [], []
+    for n, v in zip(names, start, strict=True):  # within the joint's range (deg, rounded inwards)
+        key = n.partition('.')[2]
+        d = float(step.get('t' if key == 't' else 'default', 10.0))
+        j = joints.get(key)
+        a, b = (
+            (0.02, math.inf)
+            if j is None
+            else (math.ceil(math.degrees(j.lower) * 10) / 10, math.floor(math.degrees(j.upper) * 10) / 10)
+        )
+        lo.append(max(a, v - d))
+        hi.append(min(b, v + d))
+    mirror = {k: (v[0], int(v[1])) for k, v in space.get('mirror', {}).items()}
+    return GetupSpace(robot, skill, names, tuple(start), tuple(lo), tuple(hi), doc, mirror)
+
+
+def getup_score(result: dict) -> float:
+    """Lower is better: the mean over trials of the time to upright (:data:`FAIL_S` a failure), plus refalls."""
+    if 'error' in result:
+        return FAIL_S + REFALL_S
+    counted = result['trials'] - result['not_knocked']
+    if counted <= 0:
+        return FAIL_S + REFALL_S
+    failures = counted - len(result['times'])
+    return (sum(result['times']) + FAIL_S * failures + REFALL_S * result['refalls']) / counted
+
+
+def run_candidate(
+    skill_file: Path, task: str, server: str, robot: str, robot_type: int, trials: int, seed: int, domain: int
+) -> dict:
+    """Run a candidate's trials in a process of its own; its JSON result, or ``{'error': ...}``."""
+    direction = task.removeprefix('getup-')
+    cmd = [sys.executable, '-m', 'robocup3d_tools.getup_tasks', '--server', server, '--robot', robot]
+    cmd += ['--type', str(robot_type), '--direction', direction, '--trials', str(trials), '--seed', str(seed)]
+    cmd += ['--skill-params', str(skill_file)]
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    timeout = 120 + trials * 30
+    try:
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {'error': f'TimeoutExpired after {timeout} s'}
+    for line in reversed(out.stdout.splitlines()):
+        try:
+            result = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(result, dict) and 'times' in result:
+            return result
+    return {'error': f'exit {out.returncode}: {out.stderr.strip().splitlines()[-1:]}'}

@@ -1,0 +1,103 @@
+"""``robocup3d optimize`` get-up tasks: search spaces as data, candidates as skill files, one real generation."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_description.robots import robot_spec
+from robocup3d_motion.getup import DATA_DIR, load_keyframe_skill
+from robocup3d_motion.skills.params import load_params, load_type_params
+from robocup3d_motion.walk import WalkParams
+from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space
+from robocup3d_tools.optimize import TASKS, main, search_space
+
+
+@pytest.mark.parametrize('server', ['mujoco', 'simspark'])
+def test_every_walk_search_name_is_a_walk_parameter(server: str) -> None:
+    space = search_space(server)
+    fields = {f.name for f in dataclasses.fields(WalkParams)}
+    assert space and set(space) <= fields
+    assert all(lo < hi for _, lo, hi in space.values())
+
+
+@pytest.mark.parametrize('robot', ['T1', 'K1'])
+@pytest.mark.parametrize('task', GETUP_TASKS)
+def test_a_booster_candidate_is_a_skill_file_the_player_loads(robot: str, task: str, tmp_path: Path) -> None:
+    space = getup_space(task, robot)
+    spec = robot_spec('mujoco', robot)
+    shipped = load_keyframe_skill(DATA_DIR / robot / f'getup_{space.skill}.yaml', spec)
+    again = load_keyframe_skill(space.write(space.x0(), tmp_path / 'x0'), spec)
+    assert again == dataclasses.replace(shipped, source=again.source)  # the start is the shipped skill
+    for corner in (0.0, 1.0):  # the extremes stay within every joint's range (the loader checks them)
+        skill = load_keyframe_skill(space.write([corner] * len(space.names), tmp_path / f'c{corner}'), spec)
+        assert skill.name == shipped.name
+    doc = yaml.safe_load(space.write([1.0] * len(space.names), tmp_path / 'hi').read_text())
+    frame, joint = next(n.split('.') for n in space.names if not n.endswith('.t'))
+    twin, sign = space.mirror[joint]
+    assert doc['frames'][int(frame)]['q'][twin] == pytest.approx(sign * doc['frames'][int(frame)]['q'][joint])
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+@pytest.mark.parametrize('task', ['getup-front', 'getup-back'])
+def test_a_nao_candidate_is_a_parameter_file_over_the_types_own(robot_type: int, task: str, tmp_path: Path) -> None:
+    space = getup_space(task, 'nao', robot_type)
+    path = space.write([0.0] * len(space.names), tmp_path / 'cand')
+    written = load_params([path])
+    assert set(written) == set(space.names)
+    merged = load_type_params(DATA_DIR / 'nao', robot_type, [path])
+    assert all(merged[n] == written[n] <= space.start[i] for i, n in enumerate(space.names))
+
+
+def test_a_wrong_search_space_is_refused_with_its_name(tmp_path: Path) -> None:
+    bad = tmp_path / 'space.yaml'
+    bad.write_text(yaml.safe_dump({'getup': {'T1': {'back': ['99.llj1']}}, 'walk': {'mujoco': {'period': [1, 2]}}}))
+    with pytest.raises(ConfigError, match='frames 0-'):
+        getup_space('getup-back', 'T1', config=str(bad))
+    with pytest.raises(ConfigError, match=r'walk.mujoco.period must be'):
+        search_space('mujoco', str(bad))
+    with pytest.raises(ConfigError, match='not \\$parameters'):
+        getup_space('getup-front', 'nao', names=['getup_front_99_leg1'])
+
+
+def test_failures_and_refalls_score_worse_than_slow_get_ups() -> None:
+    fast = {'trials': 2, 'not_knocked': 0, 'times': [2.0, 2.5], 'refalls': 0}
+    slow = dict(fast, times=[6.0, 7.0])
+    failed = dict(fast, times=[2.0])
+    refell = dict(fast, refalls=1)
+    assert getup_score(fast) < getup_score(slow) < getup_score(failed)
+    assert getup_score(fast) < getup_score(refell)
+    assert getup_score({'error': 'exit 1'}) > getup_score(failed)
+
+
+def test_help_lists_the_walk_and_getup_tasks(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(['--help'])
+    text = capsys.readouterr().out
+    assert all(t in text for t in TASKS)
+    assert set(GETUP_TASKS) <= set(TASKS) and 'forward' in TASKS
+    assert load_config('optimize.yaml')['getup'].keys() >= {'nao', 'T1', 'K1'}
+
+
+@pytest.mark.server
+def test_one_getup_generation_on_the_real_server_writes_a_skill_the_player_loads(tmp_path: Path) -> None:
+    """Two candidates of the T1's back get-up, one knock-down each, on their own RCSSServerMJ.
+
+    A small step keeps them near the shipped skill (20 of 20 in the bench), so they get up.
+    """
+    pytest.importorskip('cma')
+    pytest.importorskip('rcsssmj')
+    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 103)
+    argv = ['--robot', 'T1', '--task', 'getup-back', '--generations', '1', '--popsize', '2', '--workers', '1']
+    argv += ['--trials', '1', '--sigma', '0.02', '--domain-base', domain, '--out', str(tmp_path / 'getup_T1')]
+    assert main(argv) == 0
+    out = tmp_path / 'getup_T1.yaml'
+    skill = load_keyframe_skill(out, robot_spec('mujoco', 'T1'))
+    assert skill.name == 'GETUP_BACK'
+    measured = out.read_text().splitlines()[1]
+    assert '"successes": 1' in measured  # the best candidate got up, as measured on the server
