@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'team': (_team, 'put one team on a server and supervise it'),
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
-    'optimize': (_optimize, 'tune walk parameters with CMA-ES on RCSSServerMJ or rcssserver3d (sync mode, parallel)'),
+    'optimize': (_optimize, 'tune walk and get-up parameters with CMA-ES on either server (sync mode, parallel)'),
     'localize': (_localize, 'run localization and tracking offline over a capture; errors vs ground truth'),
 }
 
