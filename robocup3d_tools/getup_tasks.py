@@ -75,7 +75,7 @@ class GetupResult:
         counted = self.trials - self.not_knocked
         d['successes'] = self.successes
         d['success_rate'] = self.successes / counted if counted else None
-        d['median_s'] = statistics.median(self.times) if self.times else None
+        d['median_s'] = round(statistics.median(self.times), 3) if self.times else None
         return d
 
 

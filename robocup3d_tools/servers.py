@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -20,6 +21,7 @@ __all__ = [
     'connect_trainer',
     'cpu_seconds',
     'free_port',
+    'simspark_settings',
     'start_mujoco_server',
     'start_simspark_server',
     'stop_process',
@@ -36,22 +38,16 @@ def free_port() -> int:
 def start_mujoco_server(
     run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None, env: dict[str, str] | None = None
 ) -> subprocess.Popen:
-    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``."""
-    exe = shutil.which('rcssservermj') or str(Path(sys.executable).parent / 'rcssservermj')
-    if not Path(exe).exists():
-        raise FileNotFoundError('rcssservermj not found: pip install rcsssmj')
+    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``.
+
+    It runs through :mod:`robocup3d_tools.mj_server` (the stock server, its ball-contact filter
+    mended so that a K1 touching the ball does not stop it).
+    """
+    if importlib.util.find_spec('rcsssmj') is None:
+        raise FileNotFoundError('RCSSServerMJ is not installed: pip install rcsssmj')
     run_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        exe,
-        '--host',
-        '127.0.0.1',
-        '--aport',
-        str(agent_port),
-        '--mport',
-        str(monitor_port),
-        '--no-render',
-        *(extra or []),
-    ]
+    cmd = [sys.executable, '-m', 'robocup3d_tools.mj_server', '--host', '127.0.0.1']
+    cmd += ['--aport', str(agent_port), '--mport', str(monitor_port), '--no-render', *(extra or [])]
     with open(run_dir / 'server.out', 'ab') as out:
         return subprocess.Popen(cmd, cwd=run_dir, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
@@ -101,15 +97,22 @@ def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
 def start_simspark_server(
     run_dir: Path, agent_port: int, monitor_port: int, env: dict[str, str] | None = None
 ) -> subprocess.Popen:
-    """Start rcssserver3d (must be on PATH) from ``run_dir``; it reads ``.rb`` files there first.
+    """Start rcssserver3d (must be on PATH) from ``run_dir`` with settings of its own (:func:`simspark_settings`).
 
-    It ignores SIGTERM: stop it with ``stop_process(proc, timeout=0)`` (SIGKILL).
+    ``env`` ``SIMSPARK_SYNC=1`` runs it in sync mode (it waits for every agent's reply), and
+    ``SIMSPARK_REALTIME=0`` lets it run as fast as the agents answer. It ignores SIGTERM: stop it
+    with ``stop_process(proc, timeout=0)`` (SIGKILL).
     """
     exe = shutil.which('rcssserver3d')
     if exe is None:
         raise FileNotFoundError('rcssserver3d is not on PATH')
+    env = dict(os.environ if env is None else env)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [exe, '--agent-port', str(agent_port), '--server-port', str(monitor_port)]
+    script = simspark_settings(
+        Path(exe), run_dir, sync=env.get('SIMSPARK_SYNC') == '1', realtime=env.get('SIMSPARK_REALTIME') != '0'
+    )
+    env['HOME'] = str(run_dir)  # it reads spark.rb from $HOME/.simspark
+    cmd = [exe, '--agent-port', str(agent_port), '--server-port', str(monitor_port), '--script-path', str(script)]
     with open(run_dir / 'server.log', 'ab') as out:
         return subprocess.Popen(
             cmd,
@@ -120,6 +123,47 @@ def start_simspark_server(
             env=env,
             start_new_session=True,
         )
+
+
+def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bool = True) -> Path:
+    """Write rcssserver3d's settings for one run into ``run_dir``; the path of its ``rcssserver3d.rb``.
+
+    From the installed defaults (``<prefix>/share/simspark/spark.rb``, ``share/rcssserver3d/rcssserver3d.rb``):
+    the simulation single-threaded (0.7.3 with Ruby 3 crashes when a monitor connects otherwise);
+    ``sync``: the agent control in sync mode and single-threaded (sync mode needs it);
+    ``realtime`` off: no timer, the simulation runs as fast as the agents answer. The user's own
+    ``~/.simspark`` is neither read nor changed.
+    """
+    share = exe.resolve().parents[1] / 'share'
+    settings = {
+        '$serverMultiThreadedMode': 'false',
+        '$agentSyncMode': 'true' if sync else 'false',
+        '$threadedAgentControl': 'false' if sync else 'true',
+    }
+    dot = run_dir / '.simspark'
+    dot.mkdir(exist_ok=True)
+    (dot / 'spark.rb').write_text(_set_ruby(share / 'simspark' / 'spark.rb', settings), encoding='utf-8')
+    script = run_dir / 'rcssserver3d.rb'
+    realtime_mode = {'$enableRealTimeMode': 'true' if realtime else 'false'}
+    script.write_text(_set_ruby(share / 'rcssserver3d' / 'rcssserver3d.rb', realtime_mode), encoding='utf-8')
+    return script
+
+
+def _set_ruby(path: Path, values: dict[str, str]) -> str:
+    """``path``'s Ruby text with the global ``$name = value`` assignments set to ``values`` (each must occur)."""
+    try:
+        lines = path.read_text(encoding='utf-8').splitlines()
+    except OSError as exc:
+        raise FileNotFoundError(f'rcssserver3d is installed without {path}: {exc}') from None
+    missing = set(values)
+    for i, line in enumerate(lines):
+        name = line.split('=', 1)[0].strip()
+        if name in values and '=' in line and not line.lstrip().startswith('#'):
+            lines[i] = f'{name} = {values[name]}'
+            missing.discard(name)
+    if missing:
+        raise ValueError(f'{path} does not set {sorted(missing)}: not the rcssserver3d 0.7.3 this was written for')
+    return '\n'.join(lines) + '\n'
 
 
 def cpu_seconds(pid: int) -> float:

@@ -29,7 +29,7 @@ Positions = dict[tuple[str, int], tuple[float, float, float]]
 
 def player_pids(agent_port: int, unum: int | None = None, team: str | None = None) -> list[int]:
     """PIDs of our player processes for the server on ``agent_port`` (the port makes the match unique)."""
-    pattern = rf'robocup3d_strategy\.player .*--port {agent_port} '
+    pattern = rf'robocup3d_tools\.player .*--port {agent_port} '
     if team is not None:
         pattern += rf'.*--team {team} '
     if unum is not None:
