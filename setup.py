@@ -33,7 +33,8 @@ setup(
             'ros-diagnostic-msgs',
         ],
         'mujoco': ['rcsssmj'],
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter'],
+        'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
+        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray'],
     },
     zip_safe=True,
     maintainer='robocup3d developers',

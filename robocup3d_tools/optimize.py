@@ -3,7 +3,8 @@
 Every candidate runs in a process of its own with its own server in sync mode (running as fast
 as it goes), the real player process and the server's ground truth for the score: RCSSServerMJ
 for the T1/K1 or, with ``--server simspark --type N``, rcssserver3d for a Nao. ``--workers``
-candidates run side by side, each in its own ROS domain. What is searched, and over which range,
+evaluations run at once as tasks on Ray (a local Ray, or a cluster with ``--address``), each with its
+own server, player and ROS domain; a task lost with its worker is run again. What is searched, and over which range,
 is data: ``config/optimize.yaml`` (``--space FILE`` for another).
 
 Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``) search a walk set of
@@ -29,7 +30,6 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -38,6 +38,7 @@ import yaml
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
+from robocup3d_tools.ray_pool import DOMAINS, RayPool
 
 __all__ = [
     'TASKS',
@@ -206,21 +207,22 @@ def _run_task(cmd: list[str], env: dict, names: list[str], seconds: float) -> li
     return [found.get(n, {'error': error}) for n in names]
 
 
-def _evaluate(args: tuple) -> list[list[dict]]:
-    """Run every job for each candidate of a batch (one session per job); results per candidate."""
-    params, robot, jobs, speed, domain, tmp, server, robot_type = args
-    path = Path(tmp) / f'candidate_{domain}.yaml'
+def _evaluate(job: tuple, domain: int) -> list[list[dict]]:
+    """Run every run for each candidate of a batch (one session per run) in ROS ``domain``; results per candidate."""
+    params, robot, runs, speed, server, robot_type = job
     names = [f'c{i}' for i in range(len(params))]
     sets = {n: _yaml_values(c) for n, c in zip(names, params, strict=True)}
     doc = {walk_key(robot, server, robot_type): {'default': names[0], 'sets': sets}}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     per_job = []
-    for task, seconds, seed in jobs:
-        cmd = [sys.executable, '-m', 'robocup3d_tools.walk_tasks', '--robot', robot, '--task', task]
-        cmd += ['--speed', str(speed), '--seconds', str(seconds), '--seed', str(seed), '--walk-config', str(path)]
-        cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
-        per_job.append(_run_task(cmd, env, names, seconds))
+    with tempfile.TemporaryDirectory(prefix='r3d_walk_') as tmp:  # on the machine the task runs on
+        path = Path(tmp) / 'candidates.yaml'
+        path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding='utf-8')
+        for task, seconds, seed in runs:
+            cmd = [sys.executable, '-m', 'robocup3d_tools.walk_tasks', '--robot', robot, '--task', task]
+            cmd += ['--speed', str(speed), '--seconds', str(seconds), '--seed', str(seed), '--walk-config', str(path)]
+            cmd += ['--server', server, '--type', str(robot_type), '--walk-set', *names]
+            per_job.append(_run_task(cmd, env, names, seconds))
     return [list(rs) for rs in zip(*per_job, strict=True)]
 
 
@@ -273,11 +275,13 @@ def optimize(
     course_seconds: float = 20.0,
     course_seeds: Sequence[int] = (1, 2),
     space_config: str = 'optimize.yaml',
+    address: str | None = None,
 ) -> tuple[float, WalkParams]:
     """Tune a walk set; returns the best score and parameter set (also written to ``out``).
 
     ``names``: the parameters searched (default: all of the server's search space);
-    ``domain_base``: the first ROS domain of the workers (0: one derived from the process id);
+    ``workers``: evaluations at once on a local Ray (``address`` None), else the Ray cluster at ``address``;
+    ``domain_base``: the first ROS domain evaluations may claim (0: :data:`~robocup3d_tools.ray_pool.DOMAINS`);
     ``batch``: candidates run one after the other in one session (saves the start-up);
     ``trace_file``: append every candidate and its result to ``out`` with suffix ``.jsonl``;
     ``tasks``: what each candidate runs (see the module doc); ``course_seconds``/``course_seeds``: the
@@ -296,7 +300,6 @@ def optimize(
     unknown = sorted({n.removeprefix(FAST) for n in names} - set(space))
     if unknown:
         raise ConfigError(f'cannot search {unknown}; searchable: {sorted(space)}')
-    base_domain = domain_base or _domain_base()
     batch = max(1, batch)
     trace = open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') if trace_file else None
     runs = task_jobs(tasks, seconds, course_seconds, course_seeds)
@@ -304,16 +307,10 @@ def optimize(
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
         cands = [decode(x, start, names, space) for x in xs]
-        # batches of up to `batch` candidates, one session each; one domain per concurrent worker
+        # batches of up to `batch` candidates, one session each
         chunks = [cands[i : i + batch] for i in range(0, len(cands), batch)]
-        jobs = [
-            (chunk, robot, runs, speed, base_domain + j % workers, tmp, server, robot_type)
-            for j, chunk in enumerate(chunks)
-        ]
-        results: list[list[dict]] = []  # per candidate, a result per run
-        for j in range(0, len(jobs), workers):
-            for batch_results in pool.map(_evaluate, jobs[j : j + workers]):
-                results += batch_results
+        jobs = [(chunk, robot, runs, speed, server, robot_type) for chunk in chunks]
+        results: list[list[dict]] = [r for batch_results in pool.map(_evaluate, jobs) for r in batch_results]
         scores = [total_score(r, runs) for r in results]
         if trace is not None:
             for c, r, f in zip(cands, results, scores, strict=True):
@@ -322,7 +319,7 @@ def optimize(
         flat = [r for rs in results for r in rs]
         log(
             f'generation {gen}: best {min(scores):.3f}, falls {sum(r.get("falls", 0) for r in flat)} '
-            f'in {len(flat)} runs, errors {sum("error" in r for r in flat)}'
+            f'in {len(flat)} runs, errors {sum("error" in r for r in flat)}, retried so far {pool.retried}'
         )
         last.update(cands=cands, results=results)
         return scores
@@ -337,7 +334,7 @@ def optimize(
         write_walk_file(out, key, last['cands'][i], name, comment + f'measured: {json.dumps(measured)}')
 
     try:
-        with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
+        with RayPool(workers, address, domains=_domains(domain_base)) as pool:
             best, x = cma_search(encode(start, start, names, space), sigma, popsize, generations, evaluate, improved)
     finally:
         if trace is not None:
@@ -360,27 +357,26 @@ def optimize_getup(
     domain_base: int = 0,
     log: Callable[[str], object] = print,
     space_config: str = 'optimize.yaml',
+    address: str | None = None,
 ) -> tuple[float, Path]:
     """Tune a get-up skill (see the module doc); returns the best score and the skill file written."""
     who = 'nao' if server == 'simspark' else robot
     space = getup_space(task, who, robot_type, names, space_config)
-    base_domain = domain_base or _domain_base()
     written: list[Path] = [Path(out)]
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
-        def one(k: int) -> dict:
-            path = space.write(xs[k], Path(tmp) / f'candidate_{gen}_{k}')
-            domain = base_domain + k % workers
-            return run_candidate(path, task, server, robot, robot_type, trials, seed=gen + 1, domain=domain)
-
-        results = list(pool.map(one, range(len(xs))))
+        jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1) for x in xs]
+        results = pool.map(_getup_candidate, jobs)
         scores = [getup_score(r) for r in results]
         last[:] = results
         ok = sum(len(r.get('times', ())) for r in results)
         counted = sum(r.get('trials', 0) - r.get('not_knocked', 0) for r in results)
         errors = [r['error'] for r in results if 'error' in r]
         why = f' (first: {errors[0]})' if errors else ''
-        log(f'generation {gen}: best {min(scores):.2f}, up {ok} of {counted} trials, errors {len(errors)}{why}')
+        log(
+            f'generation {gen}: best {min(scores):.2f}, up {ok} of {counted} trials, errors {len(errors)}{why}, '
+            f'retried so far {pool.retried}'
+        )
         return scores
 
     def improved(gen: int, i: int, f: float) -> None:
@@ -397,14 +393,22 @@ def optimize_getup(
         best_x[gen] = xs
         return evaluate(gen, xs)
 
-    with tempfile.TemporaryDirectory(prefix='r3d_opt_') as tmp, ThreadPoolExecutor(workers) as pool:
+    with RayPool(workers, address, domains=_domains(domain_base)) as pool:
         best, _ = cma_search(space.x0(), sigma, popsize, generations, remember, improved)
     return best, written[0]
 
 
-def _domain_base() -> int:
-    """The first ROS domain of this run's workers (from the process id, clear of the usual ones)."""
-    return 100 + (os.getpid() % 50) * 2
+def _getup_candidate(job: tuple, domain: int) -> dict:
+    """One get-up candidate's trials in ROS ``domain`` (a Ray task: the skill file lives on its machine)."""
+    space, x, task, server, robot, robot_type, trials, seed = job
+    with tempfile.TemporaryDirectory(prefix='r3d_getup_') as tmp:
+        path = space.write(x, Path(tmp) / 'candidate')
+        return run_candidate(path, task, server, robot, robot_type, trials, seed, domain)
+
+
+def _domains(first: int) -> range:
+    """The ROS domains evaluations may claim: from ``first`` (0: the default range) up."""
+    return range(first, DOMAINS.stop) if first else DOMAINS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -426,7 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument('--generations', type=int, default=20)
     p.add_argument('--popsize', type=int, default=8)
-    p.add_argument('--workers', type=int, default=2, help='candidates evaluated side by side')
+    p.add_argument('--workers', type=int, default=2, help='evaluations at once on the local Ray')
+    p.add_argument('--address', default=None, help="a Ray cluster to run on (ray://HOST:10001, or 'auto')")
     p.add_argument('--sigma', type=float, default=0.15, help='initial step size (parameters scaled to [0, 1])')
     p.add_argument(
         '--params',
@@ -435,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         help="what to search (default: the task's space in --space); walk: fast.NAME is the set's fast part",
     )
     p.add_argument('--space', default='optimize.yaml', help='search spaces (name in config/ or a path)')
-    p.add_argument('--domain-base', type=int, default=0, help='first ROS domain of the workers (0: from the pid)')
+    p.add_argument('--domain-base', type=int, default=0, help='first ROS domain evaluations may claim (0: 120)')
     p.add_argument('--out', type=Path, default=None, help='result file (default: walk_tuned.yaml or getup_tuned.*)')
     walk = p.add_argument_group('walk tasks')
     walk.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
@@ -468,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.params,
                 args.domain_base,
                 space_config=args.space,
+                address=args.address,
             )
         else:
             path = args.out or Path('walk_tuned.yaml')
@@ -492,8 +498,9 @@ def main(argv: list[str] | None = None) -> int:
                 course_seconds=args.course_seconds,
                 course_seeds=args.course_seeds,
                 space_config=args.space,
+                address=args.address,
             )
-    except ConfigError as exc:
+    except (ConfigError, RuntimeError) as exc:
         print(f'robocup3d optimize: {exc}', file=sys.stderr)
         return 2
     print(f'best score {best:.3f}; written to {path}')

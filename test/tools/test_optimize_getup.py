@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +104,57 @@ def test_one_getup_generation_on_the_real_server_writes_a_skill_the_player_loads
     assert skill.name == 'GETUP_BACK'
     measured = out.read_text().splitlines()[1]
     assert '"successes": 1' in measured  # the best candidate got up, as measured on the server
+
+
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid``, whichever of its threads started them."""
+    out = []
+    for task in Path(f'/proc/{pid}/task').glob('*'):
+        try:
+            out += [int(c) for c in (task / 'children').read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f'/proc/{pid}/cmdline').read_bytes().replace(b'\0', b' ').decode(errors='replace')
+    except OSError:
+        return ''
+
+
+def _ray_worker_running_a_candidate() -> int | None:
+    """A Ray worker of this process's Ray (driver -> raylet -> worker) that runs getup_tasks now."""
+    for raylet in _children(os.getpid()):
+        for worker in _children(raylet):
+            if any('robocup3d_tools.getup_tasks' in _cmdline(c) for c in _children(worker)):
+                return worker
+    return None
+
+
+@pytest.mark.server
+def test_a_killed_ray_worker_is_retried_and_the_generation_completes(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    pytest.importorskip('ray')
+    pytest.importorskip('rcsssmj')
+    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 107)
+    argv = ['--robot', 'T1', '--task', 'getup-back', '--generations', '1', '--popsize', '2', '--workers', '1']
+    argv += ['--trials', '1', '--sigma', '0.02', '--domain-base', domain, '--out', str(tmp_path / 'getup_T1')]
+    done: dict = {}
+    run = threading.Thread(target=lambda: done.update(code=main(argv)))
+    run.start()
+    killed, deadline = None, time.monotonic() + 120
+    while killed is None and run.is_alive() and time.monotonic() < deadline:
+        killed = _ray_worker_running_a_candidate()
+        if killed is None:
+            time.sleep(0.2)
+    if killed is not None:
+        os.kill(killed, signal.SIGKILL)
+    run.join(600)
+    out = capsys.readouterr().out
+    assert killed is not None, 'no Ray worker ran a candidate'
+    assert done.get('code') == 0, out
+    assert 'errors 0' in out and 'retried so far 1' in out, out
+    assert load_keyframe_skill(tmp_path / 'getup_T1.yaml', robot_spec('mujoco', 'T1')).name == 'GETUP_BACK'
