@@ -148,15 +148,17 @@ class BridgeNode(Node):
         wanted = _has_subscribers
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
-        if p.joint_positions:
+        # Topics are built only when someone listens (with motion and world model in this process
+        # nobody does: they take the percept itself).
+        if p.joint_positions and wanted(self.pub_joints):
             self._js = conv.joint_state_msg(p, stamp, self.robot.joint_names, self._js)
             self.pub_joints.publish(self._js)
-        if p.gyro is not None or p.accel is not None:
+        if (p.gyro is not None or p.accel is not None) and wanted(self.pub_imu):
             self._imu = conv.imu_msg(p, stamp, self.torso_frame, self._imu)
             self.pub_imu.publish(self._imu)
         for foot, pub in self.pub_feet.items():
-            pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
-        # Topics that are costly to build and often unwatched are built only when someone listens.
+            if wanted(pub):
+                pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
         v = p.vision
         if v is not None:
             if wanted(self.pub_vision):

@@ -4,7 +4,7 @@ Poses are 4x4 homogeneous matrices in the torso frame (REP-103: x forward, y lef
 z up) unless said otherwise; joint angles are dicts of canonical names to rad
 (missing joints count as 0). Models come from ``robocup3d_description.body``.
 
-Leg IK, for a foot-link pose relative to the torso:
+Leg IK, for a foot-link pose relative to the torso (plain floats throughout, no small numpy matrices):
 
 * The ankle roll, ankle pitch and knee follow in closed form from where the hip
   point (where the last two hip axes cross) sits in the foot frame, allowing for
@@ -12,11 +12,17 @@ Leg IK, for a foot-link pose relative to the torso:
   angles then come from the remaining rotation (a Davenport-angle split with the
   hip's own axes, e.g. the Nao's 45-degree yaw-pitch axis).
 * Where the first hip axis misses that point (T1, K1: hip pitch 2-3 cm above hip
-  roll) the hip point depends on the first hip angle; a fixed-point iteration on
-  that one angle converges in a few steps (each step closed form).
+  roll) the hip point depends on the first hip angle; a secant search on that one
+  angle, started from the last answer, converges in one or two steps (each step
+  closed form). That leg is no Pieper arm (no three axes meet), so this one
+  search stays; the Nao's hip axes meet and its legs are solved in one pass.
 * The Nao's ``llj1``/``rlj1`` are one motor on the real robot: ``legs_ik`` gives
   both legs the mean angle and turns each foot about its own z axis (the sole
-  normal) until its leg matches it: foot positions and sole normals stay exact.
+  normal) until its leg matches it, in closed form (see ``_solve_with_hip``):
+  foot positions and sole normals stay exact.
+* Every answer is checked by forward kinematics of the chain, the branches tried
+  in order until one reaches the pose. ``reference_ik`` keeps the iterative solver
+  this replaced; tests hold both to 1e-6 rad.
 
 Unreachable targets raise ``UnreachableError`` (a ``ValueError``) with the reason.
 """
@@ -24,7 +30,7 @@ Unreachable targets raise ``UnreachableError`` (a ``ValueError``) with the reaso
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import wraps
 from itertools import pairwise
@@ -258,6 +264,8 @@ class _Leg:
     hip_f: tuple[float, float, float] = (0.0, 0.0, 0.0)  # o[1] + hip_point, plain floats
     basis_f: tuple[tuple[float, float, float], ...] = ()  # columns of ``basis``, plain floats
     uwe: tuple[tuple[float, float, float], ...] = ()  # u, w, e as plain floats
+    hip_fixed: bool = False  # hip axis 1 passes through the hip point (Nao): the first hip angle does not move it
+    hip_matchable: bool = False  # hip pitch, knee, ankle pitch parallel, no side offsets: a shared hip in closed form
 
 
 def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
@@ -301,6 +309,7 @@ def _leg(body: Body, side: str) -> _Leg:
     w = basis.T @ (hip_point - o[2] - o[3])
     e = basis.T @ o[5]
     z_sign = 1.0 if (u[2] + w[2] - e[2]) >= 0.0 else -1.0
+    hip1 = o[1] + hip_point
     by_name = _spec(body).by_name
     limits = tuple((by_name[j].lower, by_name[j].upper) for j in chain.joints)
     # Prefer the knee branch that bends from the straight leg towards the middle of the knee's range.
@@ -323,9 +332,11 @@ def _leg(body: Body, side: str) -> _Leg:
         branches,
         tuple(tuple(float(x) for x in r) for r in a),
         tuple(tuple(float(x) for x in r) for r in o),
-        tuple(float(x) for x in o[1] + hip_point),
+        tuple(float(x) for x in hip1),
         tuple(tuple(float(x) for x in basis[:, k]) for k in range(3)),
         tuple(tuple(float(x) for x in vec) for vec in (u, w, e)),
+        bool(np.linalg.norm(hip1 - float(hip1 @ a[0]) * a[0]) < 1e-12),
+        abs(abs(float(a[2] @ a[3])) - 1.0) < 1e-9 and abs(u[1] + w[1] - e[1]) < 1e-12,
     )
 
 
@@ -424,37 +435,49 @@ def _three_axis(mn1: Vec, mn2: Vec, n: tuple[Vec, Vec, Vec], limits: tuple[tuple
     return best[1]
 
 
+# ---------------------------------------------------------------------------
+# one leg, on plain floats: a foot pose is ``(position, rows of its rotation)``
+
+Rows = tuple[Vec, Vec, Vec]
+_HINTS: dict[int, float] = {}  # id(leg) -> last first hip angle, to start the next solve from (T1, K1)
+
+
+def _branch_at(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], q1: float) -> tuple[tuple[float, ...], str]:
+    """The six angles of one branch with the hip point placed by the first hip angle ``q1``."""
+    ax, o0 = leg.axes, leg.o_f[0]
+    h = _turn(leg.hip_f, ax[0], q1)
+    dx, dy, dz = o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2]
+    r0, r1, r2 = rows
+    hip_in_foot = (
+        r0[0] * dx + r1[0] * dy + r2[0] * dz,
+        r0[1] * dx + r1[1] * dy + r2[1] * dz,
+        r0[2] * dx + r1[2] * dy + r2[2] * dz,
+    )
+    q4, q5, q6, why = _lower_leg(leg, hip_in_foot, branch)
+    # M = rf R5^T R4^T R3^T; the hip angles follow from M n1 and M n2
+    v1 = _turn(_turn(_turn(ax[1], ax[3], -q4), ax[4], -q5), ax[5], -q6)
+    v2 = _turn(_turn(_turn(ax[2], ax[3], -q4), ax[4], -q5), ax[5], -q6)
+    mn1 = (_dotf(r0, v1), _dotf(r1, v1), _dotf(r2, v1))
+    mn2 = (_dotf(r0, v2), _dotf(r1, v2), _dotf(r2, v2))
+    return (*_three_axis(mn1, mn2, ax[:3], leg.limits[:3]), q4, q5, q6), why
+
+
 def _solve_branch(
-    leg: _Leg, p: np.ndarray, rf: np.ndarray, branch: tuple[float, float], hint: float = 0.0
+    leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], hint: float = 0.0
 ) -> tuple[tuple[float, ...], str]:
-    ax = leg.axes
-    o0, hip1 = leg.o_f[0], leg.hip_f
-    pf = (float(p[0]), float(p[1]), float(p[2]))
-    rows = rf.tolist()
-    cols = tuple(zip(*rows, strict=True))
-
-    def rot(v: Vec) -> Vec:  # rf @ v
-        return (_dotf(rows[0], v), _dotf(rows[1], v), _dotf(rows[2], v))
-
-    def step(q1: float) -> tuple[tuple[float, ...], str]:
-        h = _turn(hip1, ax[0], q1)
-        d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
-        q4, q5, q6, why = _lower_leg(leg, (_dotf(cols[0], d), _dotf(cols[1], d), _dotf(cols[2], d)), branch)
-        # M = rf R5^T R4^T R3^T; the hip angles follow from M n1 and M n2
-        mn = [rot(_turn(_turn(_turn(n, ax[3], -q4), ax[4], -q5), ax[5], -q6)) for n in (ax[1], ax[2])]
-        return (*_three_axis(mn[0], mn[1], ax[:3], leg.limits[:3]), q4, q5, q6), why
-
-    # The hip point depends on the first hip angle only when hip axis 1 misses it (T1, K1):
-    # solve g(q1) = hip1(q1) - q1 = 0 by secant steps, starting with one fixed-point step
-    # from ``hint`` (the last answer: one or two steps when feet move a little per cycle).
+    if leg.hip_fixed:  # hip axis 1 passes through the hip point (Nao): closed form in one pass
+        return _branch_at(leg, pf, rows, branch, 0.0)
+    # Hip axis 1 misses the hip point (T1, K1: the hip point sits on a circle about the hip pitch
+    # axis): solve g(q1) = hip1(q1) - q1 = 0 by secant steps (each closed form), starting with one
+    # fixed-point step from ``hint`` (the last answer: one or two steps when feet move a little per cycle).
     x0 = hint
-    q, why = step(x0)
+    q, why = _branch_at(leg, pf, rows, branch, x0)
     g0 = _wrap(q[0] - x0)
     x1 = x0 + g0
     for _ in range(_MAX_ITER):
         if abs(g0) < _Q1_TOL:
             break
-        q, why = step(x1)
+        q, why = _branch_at(leg, pf, rows, branch, x1)
         g1 = _wrap(q[0] - x1)
         if abs(g1) < _Q1_TOL or g1 == g0:
             break
@@ -462,21 +485,35 @@ def _solve_branch(
     return q, why
 
 
-_HINTS: dict[int, float] = {}  # id(leg) -> last first hip angle, to start the next solve from
+def _chain_error(leg: _Leg, q: tuple[float, ...], pf: Vec, rows: Rows) -> float:
+    """How far (m or rad, the larger) the foot of angles ``q`` lands from the pose ``(pf, rows)``."""
+    ax, o = leg.axes, leg.o_f
+    x, z, p = (1.0, 0.0, 0.0), (0.0, 0.0, 1.0), o[5]
+    for k in range(5, -1, -1):
+        x, z = _turn(x, ax[k], q[k]), _turn(z, ax[k], q[k])
+        if k < 5:
+            t = _turn(p, ax[k], q[k])
+            p = (o[k][0] + t[0], o[k][1] + t[1], o[k][2] + t[2])
+    y = _crossf(z, x)
+    r0, r1, r2 = rows
+    trace = x[0] * r0[0] + x[1] * r1[0] + x[2] * r2[0]
+    trace += y[0] * r0[1] + y[1] * r1[1] + y[2] * r2[1]
+    trace += z[0] * r0[2] + z[1] * r1[2] + z[2] * r2[2]
+    angle = math.acos(min(1.0, max(-1.0, (trace - 1.0) / 2.0)))
+    return max(math.sqrt((p[0] - pf[0]) ** 2 + (p[1] - pf[1]) ** 2 + (p[2] - pf[2]) ** 2), angle)
 
 
-def _solve(leg: _Leg, target: np.ndarray, within_limits: bool = True) -> tuple[tuple[float, ...], str]:
+def _solve(leg: _Leg, pf: Vec, rows: Rows, within_limits: bool = True) -> tuple[tuple[float, ...], str]:
     """Six leg angles for a foot pose in the leg's base frame, the most plausible branch, and why it fails if so.
 
     With ``within_limits`` False the first (natural) branch that reaches the pose is taken
     even if it leaves a joint's range (the caller clamps; the walk does this every cycle).
     """
-    p, rf = target[:3, 3], target[:3, :3]
     best = None
     hint = _HINTS.get(id(leg), 0.0)
     for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
-        q, why = _solve_branch(leg, p, rf, branch, hint)
-        err = _pose_error(_chain(leg, q), target)
+        q, why = _solve_branch(leg, pf, rows, branch, hint)
+        err = _chain_error(leg, q, pf, rows)
         violation = sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)) if within_limits else 0.0
         score = (err > _FK_TOL, violation)
         if best is None or score < best[0]:
@@ -489,24 +526,97 @@ def _solve(leg: _Leg, target: np.ndarray, within_limits: bool = True) -> tuple[t
     return best[1], best[2] or ('' if not best[0][0] else 'no exact solution (numerically out of reach)')
 
 
-def _chain(leg: _Leg, q: tuple[float, ...]) -> np.ndarray:
-    t = np.eye(4)
-    for k in range(6):
-        step = np.eye(4)
-        step[:3, :3] = rotation_matrix(leg.a[k], q[k])
-        step[:3, 3] = leg.o[k]
-        t = t @ step
-    return t
+def _solve_with_hip(leg: _Leg, pf: Vec, rows: Rows, hip: float, within_limits: bool = True) -> tuple[float, ...]:
+    """Leg angles with the first hip angle fixed at ``hip``: foot position and sole normal exact, foot yaw free.
+
+    Closed form (legs whose hip pitch, knee and ankle pitch axes are parallel, with no sideways
+    offsets: the Nao). With the first hip angle known, the hip point H and the hip roll axis r in
+    the base frame are known. The ankle roll puts the pitch axes across the line from the foot
+    origin F to H, so they point along X x (H - F), X the foot's roll axis; the pitch axis must
+    be across r (what hip roll and pitch can reach from r's side). The foot's turn psi about its
+    own z axis moves X only: X(psi) . ((H - F) x r) = 0 is ``A cos psi + B sin psi + C = 0``;
+    the root nearer zero is taken (the smaller turn).
+    """
+    ax, o0 = leg.axes, leg.o_f[0]
+    h = _turn(leg.hip_f, ax[0], hip)
+    d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
+    n = _crossf(d, _turn(ax[1], ax[0], hip))
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rows
+    rx, ry, rz = ax[5]  # ankle roll axis in the foot frame
+    c0n = r00 * n[0] + r10 * n[1] + r20 * n[2]  # foot axes (columns) along n
+    c1n = r01 * n[0] + r11 * n[1] + r21 * n[2]
+    c2n = r02 * n[0] + r12 * n[1] + r22 * n[2]
+    a, b, c = rx * c0n + ry * c1n, rx * c1n - ry * c0n, rz * c2n
+    rho = math.hypot(a, b)
+    if rho < 1e-15:  # the foot's turn does not matter (or cannot help)
+        roots = (0.0,)
+    else:
+        mid, spread = math.atan2(b, a), math.acos(min(1.0, max(-1.0, -c / rho)))
+        roots = tuple(sorted((_wrap(mid + spread), _wrap(mid - spread)), key=abs))
+    why = ''
+    for psi in roots:  # the smaller turn first; the other where the hip reaches the pose its other way only
+        cp, sp = math.cos(psi), math.sin(psi)
+        turned = (
+            (r00 * cp + r01 * sp, r01 * cp - r00 * sp, r02),
+            (r10 * cp + r11 * sp, r11 * cp - r10 * sp, r12),
+            (r20 * cp + r21 * sp, r21 * cp - r20 * sp, r22),
+        )  # rows @ Rz(psi)
+        q, why = _solve(leg, pf, turned, within_limits)
+        if not why and abs(_wrap(q[0] - hip)) <= 1e-9:
+            return q
+    if why:
+        raise UnreachableError(f'turning the foot to match the shared hip angle: {why}')
+    raise UnreachableError('shared hip angle cannot be matched by turning the foot')
 
 
-def _pose_error(a: np.ndarray, b: np.ndarray) -> float:
-    rot = a[:3, :3].T @ b[:3, :3]
-    angle = math.acos(min(1.0, max(-1.0, (float(np.trace(rot)) - 1.0) / 2.0)))
-    return max(float(np.linalg.norm(a[:3, 3] - b[:3, 3])), angle)
+# ---------------------------------------------------------------------------
+# the public solvers
 
 
 def _base_pose(body: Body, leg: _Leg, joints: Mapping[str, float]) -> np.ndarray:
     return _link_pose(body, leg.base, joints) if leg.base != body.links[0].name else np.eye(4)
+
+
+@_per_body
+def _moving_base(body: Body, base: str) -> tuple[str, ...]:
+    """The joints between the root link and ``base`` (T1's waist ``tj1``; none when the leg hangs from the torso)."""
+    tree, names = _tree(body), []
+    i = tree.index[base]
+    while i >= 0:
+        if tree.joint[i]:
+            names.append(tree.joint[i])
+        i = tree.parent[i]
+    return tuple(names)
+
+
+_BASES: dict[tuple, tuple[Body, Rows, Vec]] = {}  # (id(body), base, its joint angles) -> body, inverse pose
+
+
+def _in_base(body: Body, leg: _Leg, target: np.ndarray | Sequence, joints: Mapping[str, float]) -> tuple[Vec, Rows]:
+    """A torso-frame 4x4 target as ``(position, rows)`` in the leg's base frame, in plain floats."""
+    t = target.tolist() if isinstance(target, np.ndarray) else target
+    t0, t1, t2 = t[0], t[1], t[2]
+    pf = (float(t0[3]), float(t1[3]), float(t2[3]))
+    rows = (
+        (float(t0[0]), float(t0[1]), float(t0[2])),
+        (float(t1[0]), float(t1[1]), float(t1[2])),
+        (float(t2[0]), float(t2[1]), float(t2[2])),
+    )
+    moving = _moving_base(body, leg.base)
+    if leg.base == body.links[0].name:
+        return pf, rows
+    key = (id(body), leg.base, tuple(float(joints.get(j, 0.0)) for j in moving))
+    hit = _BASES.get(key)
+    if hit is None or hit[0] is not body:
+        inv = np.linalg.inv(_base_pose(body, leg, joints))
+        if len(_BASES) > 1000:
+            _BASES.clear()
+        hit = _BASES[key] = (body, tuple(tuple(r) for r in inv[:3, :3].tolist()), tuple(inv[:3, 3].tolist()))
+    _, (b0, b1, b2), bp = hit
+    cols = tuple(zip(*rows, strict=True))
+    pf = (_dotf(b0, pf) + bp[0], _dotf(b1, pf) + bp[1], _dotf(b2, pf) + bp[2])
+    rows = tuple((_dotf(b, cols[0]), _dotf(b, cols[1]), _dotf(b, cols[2])) for b in (b0, b1, b2))
+    return pf, rows
 
 
 def _finish(leg: _Leg, q: tuple[float, ...], check_limits: bool) -> dict[str, float]:
@@ -521,14 +631,18 @@ def _finish(leg: _Leg, q: tuple[float, ...], check_limits: bool) -> dict[str, fl
 
 
 def leg_ik(
-    body: Body, side: str, target: np.ndarray, joints: Mapping[str, float] | None = None, check_limits: bool = True
+    body: Body,
+    side: str,
+    target: np.ndarray | Sequence,
+    joints: Mapping[str, float] | None = None,
+    check_limits: bool = True,
 ) -> dict[str, float]:
     """Angles (rad) of one leg's six joints that put its foot link at ``target``.
 
     Args:
         body: robot model.
         side: ``'l'`` or ``'r'``.
-        target: 4x4 foot-link pose in the torso frame.
+        target: 4x4 foot-link pose in the torso frame (an array or nested sequences of floats).
         joints: other joint angles (only T1's waist ``tj1`` matters); default 0.
         check_limits: raise when an angle is outside the joint's range.
 
@@ -539,69 +653,42 @@ def leg_ik(
         UnreachableError: the pose is out of reach or needs angles beyond the limits.
     """
     leg = _leg(body, side)
-    base = np.linalg.inv(_base_pose(body, leg, joints or {})) @ np.asarray(target, dtype=float)
-    q, why = _solve(leg, base, check_limits)
+    pf, rows = _in_base(body, leg, target, joints or {})
+    q, why = _solve(leg, pf, rows, check_limits)
     if why:
         raise UnreachableError(f'{side} foot: {why}')
     return _finish(leg, q, check_limits)
 
 
-def _solve_with_hip(leg: _Leg, base: np.ndarray, hip: float, within_limits: bool = True) -> tuple[float, ...]:
-    """Leg angles with the first hip angle fixed: foot position and sole tilt exact, foot yaw free."""
-
-    def first(psi: float) -> tuple[float, tuple[float, ...]]:
-        t = base.copy()
-        t[:3, :3] = base[:3, :3] @ rotation_matrix((0.0, 0.0, 1.0), psi)  # about the foot's own z (sole normal)
-        q, why = _solve(leg, t, within_limits)
-        if why:
-            raise UnreachableError(f'turning the foot to match the shared hip angle: {why}')
-        return _wrap(q[0] - hip), q
-
-    x0, (f0, q) = 0.0, first(0.0)
-    x1 = 0.01
-    f1, q = first(x1)
-    for _ in range(_MAX_ITER):
-        if abs(f1) < 1e-12:
-            break
-        if f1 == f0:
-            raise UnreachableError('shared hip angle cannot be matched by turning the foot')
-        x0, x1, f0 = x1, x1 - f1 * (x1 - x0) / (f1 - f0), f1
-        f1, q = first(x1)
-    if abs(f1) > 1e-9:
-        raise UnreachableError('shared hip angle cannot be matched by turning the foot')
-    return q
-
-
 def legs_ik(
     body: Body,
-    left: np.ndarray,
-    right: np.ndarray,
+    left: np.ndarray | Sequence,
+    right: np.ndarray | Sequence,
     joints: Mapping[str, float] | None = None,
     check_limits: bool = True,
 ) -> dict[str, float]:
-    """Both legs' angles for left and right foot-link poses (torso frame).
+    """Both legs' angles for left and right foot-link poses (torso frame; arrays or nested sequences).
 
     For a robot with a shared hip joint (Nao: ``llj1 == rlj1``) both legs get the
     mean of their separate solutions; each foot is then turned about its own z
     axis just enough to match it (positions and sole normals stay exact).
     """
     joints = joints or {}
-    out: dict[str, float] = {}
     if not body.shared_hip:
-        out.update(leg_ik(body, 'l', left, joints, check_limits))
-        out.update(leg_ik(body, 'r', right, joints, check_limits))
-        return out
-    legs = {s: _leg(body, s) for s in 'lr'}
-    bases = {
-        s: np.linalg.inv(_base_pose(body, legs[s], joints)) @ np.asarray(t, dtype=float)
-        for s, t in (('l', left), ('r', right))
-    }
-    free = {}
-    for s in 'lr':
-        free[s], why = _solve(legs[s], bases[s], check_limits)
+        return {**leg_ik(body, 'l', left, joints, check_limits), **leg_ik(body, 'r', right, joints, check_limits)}
+    legs = (_leg(body, 'l'), _leg(body, 'r'))
+    for leg in legs:
+        if not leg.hip_matchable:
+            raise ValueError(f'{body.name}: a shared hip needs hip pitch, knee, ankle pitch parallel, no side offsets')
+    bases = (_in_base(body, legs[0], left, joints), _in_base(body, legs[1], right, joints))
+    free = []
+    for side, leg, (pf, rows) in zip('lr', legs, bases, strict=True):
+        q, why = _solve(leg, pf, rows, check_limits)
         if why:
-            raise UnreachableError(f'{s} foot: {why}')
-    hip = 0.5 * (free['l'][0] + free['r'][0])
-    for s in 'lr':
-        out.update(_finish(legs[s], _solve_with_hip(legs[s], bases[s], hip, check_limits), check_limits))
+            raise UnreachableError(f'{side} foot: {why}')
+        free.append(q[0])
+    hip = 0.5 * (free[0] + free[1])
+    out: dict[str, float] = {}
+    for leg, (pf, rows) in zip(legs, bases, strict=True):
+        out.update(_finish(leg, _solve_with_hip(leg, pf, rows, hip, check_limits), check_limits))
     return out

@@ -631,3 +631,36 @@ def test_the_blend_into_the_stance_compounds_from_the_engines_own_output() -> No
     assert once == pytest.approx(always)
     assert 0.6 < once[16] < 0.95  # 0.35 ramp: most of the way (a plain smooth ramp: 0.25)
     assert once[-1] == pytest.approx(1.0, abs=0.01)
+
+
+@pytest.mark.parametrize('robot', ['nao0', 'nao4', 'T1', 'K1'])
+def test_the_closed_form_leg_ik_leaves_the_walk_as_the_iterative_one_made_it(
+    robot: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same joint targets (1e-6 rad) over starts, turns, sidesteps and stops, with gyro feedback."""
+    from robocup3d_description.reference_ik import reference_legs_ik  # noqa: PLC0415 - the test's reference
+    from robocup3d_motion import walk as walk_module  # noqa: PLC0415
+
+    sets, default = walk_sets(WALK_CFG, robot)
+    commands = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.5, 0.2, 0.8), (-0.3, -0.3, -1.0), (0.0, 0.0, 0.0)]
+
+    def run() -> list[dict[str, float]]:
+        eng = WalkEngine(body_for(robot), sets[default])
+        out = []
+        for k, cmd in enumerate(commands):
+            eng.set_command(*cmd)
+            for i in range(int(1.5 / DT)):
+                gyro = (0.2 * math.sin(0.3 * i + k), 0.3 * math.cos(0.2 * i), 0.0)
+                out.append(eng.step(DT, gyro=gyro, pitch=0.05))
+        return out
+
+    fast = run()
+    monkeypatch.setattr(walk_module, 'legs_ik', reference_legs_ik)
+    reference = run()
+    assert len(fast) == len(reference)
+    moved = 0.0
+    for a, b in zip(fast, reference, strict=True):
+        assert a.keys() == b.keys()
+        assert max(abs(a[j] - b[j]) for j in a) < 1e-6
+        moved = max(moved, abs(a['llj4'] - fast[0]['llj4']))  # the knee
+    assert moved > 0.1  # it walked
