@@ -1,0 +1,121 @@
+"""Where a walking player's CPU goes: py-spy samples the real player process, grouped by stage.
+
+A session (server in sync mode, the composed player process, this process steering) walks a seeded
+random course while ``py-spy record --format raw`` samples the player; every sampled stack is put in
+one stage (bridge socket I/O, parsing, message building and publishing, motion's gait and leg IK,
+the world model, strategy, the rclpy executor) and the table prints each stage's share.
+
+    pip install py-spy
+    python bench/bench_profile.py [--server simspark --type 0] [--robot T1] [--seconds 30] [--world-model]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from robocup3d_tools.sim_session import SimSession
+
+_PUBLISH = ('Publisher.publish', 'sendTransform')
+
+
+def stage(frames: list[str]) -> str:
+    """The stage a sampled stack (outermost frame first) belongs to."""
+    s = ';'.join(frames)
+    published = any(p in s for p in _PUBLISH)
+    if 'AgentLoop.run' in s:
+        if 'MotionNode.step_percept' in s:
+            if published:
+                return 'motion: publishing'
+            if 'robocup3d_description/kinematics.py' in s:
+                return 'motion: leg IK'
+            if 'robocup3d_motion/walk.py' in s:
+                return 'motion: gait'
+            return 'motion: other (skills, joint control, balance)'
+        if 'WorldModelNode.step_percept' in s:
+            if published or 'robocup3d_perception/conversions.py' in s:
+                return 'world model: messages and publishing'
+            return 'world model: update (localization, tracking)'
+        if 'BridgeNode._on_percept' in s:
+            if published:
+                return 'bridge: publishing'
+            if 'conversions.py' in s or 'msg/_' in s:
+                return 'bridge: building messages'
+            return 'bridge: other per-cycle'
+        if 'ServerLink.receive' in s or 'ServerLink.send' in s or 'link.py' in frames[-1]:
+            return 'bridge: socket I/O'
+        if re.search(r'(sexp|percept|perception|protocol)\.py', s):
+            return 'bridge: parsing and encoding'
+        return 'bridge: agent loop, other'
+    ours = [f for f in frames if 'robocup3d_' in f and 'node_main.py' not in f]  # callbacks, not the spin loop
+    innermost = ours[-1] if ours else ''
+    for package, name in (
+        ('robocup3d_strategy', 'strategy'),
+        ('robocup3d_perception', 'world model (executor callbacks)'),
+        ('robocup3d_motion', 'motion (executor callbacks)'),
+        ('robocup3d_bridge', 'bridge (executor callbacks, diagnostics)'),
+    ):
+        if package in innermost:
+            return name
+    return 'rclpy executor (spin, waits, message init)'
+
+
+def breakdown(raw: Path) -> tuple[int, collections.Counter]:
+    """Samples per stage in a py-spy raw (collapsed stacks) file."""
+    shares: collections.Counter = collections.Counter()
+    total = 0
+    for line in raw.read_text(encoding='utf-8').splitlines():
+        stack, _, count = line.rpartition(' ')
+        if not count.isdigit():
+            continue
+        total += int(count)
+        shares[stage(stack.split(';'))] += int(count)
+    return total, shares
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--server', choices=('mujoco', 'simspark'), default='mujoco')
+    ap.add_argument('--robot', default='T1')
+    ap.add_argument('--type', dest='robot_type', type=int, default=0)
+    ap.add_argument('--seconds', type=float, default=30.0, help='seconds of wall time sampled')
+    ap.add_argument('--world-model', action='store_true', help='run the world model in the player too')
+    args = ap.parse_args()
+    spy = shutil.which('py-spy') or str(Path(sys.executable).parent / 'py-spy')
+    if not Path(spy).exists():
+        ap.error('py-spy is not installed: pip install py-spy')
+    extra = ('--world-model',) if args.world_model else ()
+    raw = Path(tempfile.mkdtemp(prefix='r3d_profile_')) / 'player.raw'
+    with SimSession(args.robot, server=args.server, robot_type=args.robot_type, player_args=extra) as session:
+        session.place(-6.0, 0.0, 0.0)
+        cmd = [spy, 'record', '--format', 'raw', '-r', '200', '--nonblocking', '-d', str(int(args.seconds))]
+        cmd += ['-o', str(raw), '--pid', str(session.player.pid)]
+        sampler = threading.Thread(target=subprocess.run, args=(cmd,), kwargs={'capture_output': True})
+        sampler.start()
+        rng = random.Random(1)
+        while sampler.is_alive():  # a random course while the sampler runs
+            command = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
+            session.drive(rng.uniform(1.0, 3.0), lambda t, c=command: c)
+            if session.pose is not None and session.pose.up < 0.5:
+                session.place(-6.0, 0.0, 0.0)
+        sampler.join()
+    total, shares = breakdown(raw)
+    what = f'Nao type {args.robot_type}' if args.server == 'simspark' else args.robot
+    print(f'{what} walking a random course, {total} samples of the player process (py-spy, 200/s)')
+    for name, n in shares.most_common():
+        print(f'{100.0 * n / max(total, 1):5.1f} %  {name}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
