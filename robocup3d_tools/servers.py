@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -36,13 +37,19 @@ def free_port() -> int:
 def start_mujoco_server(
     run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None, env: dict[str, str] | None = None
 ) -> subprocess.Popen:
-    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``."""
-    exe = shutil.which('rcssservermj') or str(Path(sys.executable).parent / 'rcssservermj')
-    if not Path(exe).exists():
+    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir/server.out``.
+
+    It runs through :mod:`robocup3d_tools.mujoco_server`, which zeroes the controls of a joining
+    robot that MuJoCo's recompile leaves uninitialised (the join-time "Nan, Inf or huge value in
+    CTRL" warning).
+    """
+    if importlib.util.find_spec('rcsssmj') is None:
         raise FileNotFoundError('rcssservermj not found: pip install rcsssmj')
     run_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
-        exe,
+        sys.executable,
+        '-m',
+        'robocup3d_tools.mujoco_server',
         '--host',
         '127.0.0.1',
         '--aport',
