@@ -10,6 +10,11 @@ plugs ROS in through two callbacks. Timing contract:
 * beam and say requests ride along with the next reply;
 * a server that sends nothing for ``silence_timeout`` seconds is treated as gone:
   the link is closed and opened again (a hung server, or one that never took us on);
+* nothing the server sends ends the loop: an error in parsing, in a callback or in encoding
+  is contained in its cycle, counted by kind in :attr:`LoopStats.errors` and logged with its
+  reason, throttled per reason; the next cycle is answered as usual. Values are sanitized
+  where they enter (:class:`~robocup3d_bridge.sanitize.PerceptSanitizer`), and a message
+  the link dropped for its size still gets its cycle's reply;
 * with a ``join_gate`` (rcssserver3d), the agent holds it from before it connects until
   the server has taken its init (it reports our side) and a few cycles more, so that agents
   of this host join one at a time.
@@ -20,7 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,7 +33,9 @@ from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import LinkDown, ServerLink
 from robocup3d_bridge.percept import Dialect, Percept
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
-from robocup3d_bridge.protocol import Action, ActionError, JointCommand, ServerProtocol
+from robocup3d_bridge.protocol import Action, JointCommand, ServerProtocol
+from robocup3d_bridge.sanitize import PerceptSanitizer
+from robocup3d_bridge.throttle import ReasonThrottle
 
 __all__ = ['AgentLoop', 'LoopStats']
 
@@ -56,6 +63,8 @@ class LoopStats:
     unknown_perceptors: int = 0
     connects: int = 0
     action_errors: int = 0
+    dropped_messages: int = 0  # refused unread for their size
+    errors: Counter = field(default_factory=Counter)  # kind -> count (every contained error and sanitizer change)
     latencies: deque = field(default_factory=lambda: deque(maxlen=3000))  # s, percept in -> action out
 
 
@@ -96,8 +105,21 @@ class AgentLoop:
         self._connected_at = 0.0
         self._join_cycles = self._side_cycles = 0  # server messages while holding the join gate
         self._heard_at = 0.0  # last server message (monotonic)
-        self._unknown_kinds: set[str] = set()
+        self._errors_lock = threading.Lock()
+        self._throttle = ReasonThrottle(1.0)
+        self.sanitizer = PerceptSanitizer(protocol.robot.joint_names)
         self.last_percept: Percept | None = None
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def report(self, kind: str, reason: str, detail: str = '', error: bool = False) -> None:
+        """Count one contained problem under ``kind`` and log it, throttled per ``reason`` (any thread)."""
+        with self._errors_lock:
+            self.stats.errors[kind] += 1
+            show, held = self._throttle.allow(reason)
+        if show:
+            more = f' ({held} more since the last report)' if held else ''
+            (self.log.error if error else self.log.warning)('%s%s%s', reason, f': {detail}' if detail else '', more)
 
     # -- requests from the node (any thread) -------------------------------------
 
@@ -130,13 +152,19 @@ class AgentLoop:
                 try:
                     self._connect(stop)
                     self._serve(stop)
-                except LinkDown as exc:
+                except Exception as exc:  # noqa: BLE001 - LinkDown, or a bug outside any one cycle: reconnect
                     self._open_gate()
+                    self.link.close()
                     with self._lock:
                         self._pending = False
                     if stop.is_set():
                         break
-                    self.log.warning('server link down (%s); reconnecting in %.1f s', exc, self.reconnect_delay)
+                    if isinstance(exc, LinkDown):
+                        reason = f'server link down ({exc})'
+                    else:
+                        reason = f'server link failed ({type(exc).__name__}: {exc})'
+                        self.report('link', 'server link failed outside a cycle', repr(exc), error=True)
+                    self.log.warning('%s; reconnecting in %.1f s', reason, self.reconnect_delay)
                     stop.wait(self.reconnect_delay)
         finally:
             self._open_gate()
@@ -151,6 +179,7 @@ class AgentLoop:
         self._first = True
         self._connected_at = self._heard_at = time.monotonic()
         self._join_cycles = self._side_cycles = 0
+        self.sanitizer.reset()
         self.protocol.side = self.protocol.side.UNKNOWN
         for msg in self.protocol.hello():
             self.link.send(msg)
@@ -181,33 +210,37 @@ class AgentLoop:
                     raise LinkDown(f'no message from the server for {now - self._heard_at:.1f} s{since}')
                 continue
             for raw in messages:
-                self._handle(raw)
+                try:
+                    self._handle(raw)
+                except LinkDown:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - contained: this cycle is lost, the next is served
+                    name = type(exc).__name__
+                    self.report(f'cycle:{name}', f'cycle failed ({name})', repr(exc)[:200], error=True)
+                    with self._lock:
+                        if self._pending:
+                            self._reply(on_time=False)
 
-    def _handle(self, raw: bytes) -> None:
+    def _handle(self, raw: bytes | None) -> None:
+        """One server message (``None``: one the link dropped unread) is one cycle."""
         now = self._heard_at = time.monotonic()
         if self._first:
             self.log.info('first server message %.2f s after connecting', now - self._connected_at)
         with self._lock:
             if self._pending:  # the previous cycle is still unanswered: answer it first
                 self._reply(on_time=False)
-        text = raw.decode('ascii', 'replace')
-        try:
-            percept = parse_percept(text, self.protocol.dialect)
-        except PerceptParseError as exc:
-            self.stats.parse_errors += 1
-            self.log.error('malformed server message skipped (%s): %.120s', exc, text)
-            percept = None
+        percept, text = self._parse(raw)
         if percept is not None:
+            for f in self.sanitizer.clean(percept):
+                self.report(f.kind, f.reason, f.detail)
             if percept.errors:
                 self.stats.perceptor_errors += len(percept.errors)
-                self.log.warning('perceptor errors: %s', '; '.join(percept.errors[:3]))
+                self.report('perceptor', 'malformed perceptors skipped', '; '.join(percept.errors[:3])[:300])
             if percept.unknown:
                 self.stats.unknown_perceptors += len(percept.unknown)
                 for item in percept.unknown:
-                    kind = item[1:].split(' ', 1)[0].rstrip(')')
-                    if kind not in self._unknown_kinds:  # say so once per kind, keep going
-                        self._unknown_kinds.add(kind)
-                        self.log.warning('unknown perceptor %s kept in raw/percept, not interpreted: %.80s', kind, item)
+                    kind = item[1:].split(' ', 1)[0].rstrip(')')[:40]
+                    self.report('unknown_perceptor', f'unknown perceptor {kind} kept in raw/percept', item[:80])
             self.protocol.observe(percept)
             self.last_percept = percept
         if self.join_gate is not None and self.join_gate.held:
@@ -223,6 +256,19 @@ class AgentLoop:
             self._pending = not hello  # MJ (no init here): the first cycle is answered like any other
         if percept is not None:
             self.on_percept(percept, text)
+
+    def _parse(self, raw: bytes | None) -> tuple[Percept | None, str]:
+        if raw is None:
+            self.stats.dropped_messages += 1
+            self.report('oversize', 'oversize server message dropped unread')
+            return None, ''
+        text = raw.decode('ascii', 'replace')
+        try:
+            return parse_percept(text, self.protocol.dialect), text
+        except PerceptParseError as exc:
+            self.stats.parse_errors += 1
+            self.report('parse', 'malformed server message skipped', f'{exc}: {text[:120]}', error=True)
+            return None, text
 
     def _count_join_cycle(self) -> None:
         self._join_cycles += 1
@@ -245,14 +291,14 @@ class AgentLoop:
         self._say = None
         try:
             encoded = self.protocol.encode(action)
-        except ActionError as exc:
+        except Exception as exc:  # noqa: BLE001 - ActionError, or a bug: this cycle gets (syn) only
             self.stats.action_errors += 1
-            self.log.error('action refused, sending (syn) only: %s', exc)
+            self.report('action', f'action refused, sending (syn) only ({type(exc).__name__})', str(exc)[:200], True)
             self._last_joints = None
             encoded = self.protocol.encode(Action())
         else:
             if encoded.warnings:
-                self.log.warning('action clamped: %s', '; '.join(encoded.warnings[:4]))
+                self.report('clamped', 'action clamped', '; '.join(encoded.warnings[:4]))
         self._pending = False
         self._send(encoded.text)
         self.stats.latencies.append(time.monotonic() - self._received_at)
@@ -275,4 +321,7 @@ class AgentLoop:
             self.log.warning('could not send action: %s', exc)
             return
         if self.on_action is not None:
-            self.on_action(text)
+            try:
+                self.on_action(text)
+            except Exception as exc:  # noqa: BLE001 - recording the action must not stop the link
+                self.report('callback', 'action callback failed', repr(exc)[:200], error=True)

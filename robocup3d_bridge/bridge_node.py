@@ -8,12 +8,19 @@ Publishes (in the player's namespace): ``joint_states``, ``imu``,
 Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
 kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
 ``say`` (String).
+
+Nothing one server message holds stops the player (issue #24): every per-cycle error is
+contained and counted by kind in ``/diagnostics`` (``errors/<kind>``). Should the link thread
+die anyway, a watchdog thread ends the process with :data:`LINK_DIED_EXIT` so that whoever
+started it (the team runner) starts it again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -34,9 +41,20 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import ActionError, JointCommand, make_protocol
 from robocup3d_description.robots import robot_spec
 
-__all__ = ['DEFAULT_PORTS', 'BridgeNode', 'main']
+__all__ = ['DEFAULT_PORTS', 'LINK_DIED_EXIT', 'BridgeNode', 'main']
 
 DEFAULT_PORTS = {'mujoco': 60000, 'simspark': 3100}
+#: Exit status of a player whose server link thread died (EX_SOFTWARE).
+LINK_DIED_EXIT = 70
+_WATCH_PERIOD = 0.5  # s between two looks at the link thread
+_EXIT_GRACE = 5.0  # s the process gets to stop cleanly before it is ended hard
+
+
+class InjectedLinkFault(BaseException):
+    """Raised in the link thread by the ``fail_link_after_cycles`` parameter (tests of the watchdog).
+
+    A ``BaseException``, so that the per-cycle containment (which catches ``Exception``) lets it through.
+    """
 
 
 class BridgeNode(Node):
@@ -59,6 +77,11 @@ class BridgeNode(Node):
         # local_motion: a motion node in this process answers each cycle by a direct call
         # (see attach_motion); the joint_commands topic is then not read.
         local_motion = bool(self.declare_parameter('local_motion', False).value)
+        # For tests of the watchdog only: the link thread dies after this many cycles (0: never).
+        self._fail_after = int(self.declare_parameter('fail_link_after_cycles', 0).value)
+        self.exit_code = 0  # non-zero once the link thread died: the process should end with it
+        self._link_error = ''
+
         self._motion_step: Callable[[Percept], JointCommand | None] | None = None
         self._listeners: list[Callable[[Percept], None]] = []  # in-process consumers of every cycle
         if not prefix:
@@ -109,9 +132,10 @@ class BridgeNode(Node):
             log=_RosLogger(self),
         )
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self.loop.run, args=(self._stop,), name='server-link', daemon=True)
+        self._thread = threading.Thread(target=self._run_link, name='server-link', daemon=True)
+        self._watchdog = threading.Thread(target=self._watch_link, name='link-watchdog', daemon=True)
         if not local_motion:  # with local motion the link starts once the motion node is attached
-            self._thread.start()
+            self._start_link()
         self.get_logger().info(f'bridge for {self.team} #{self.unum} ({self.robot.name}) -> {server} {host}:{port}')
 
     # -- server -> ROS (runs in the link thread) -------------------------------------
@@ -124,7 +148,33 @@ class BridgeNode(Node):
         """
         self._motion_step = step
         if not self._thread.is_alive():
-            self._thread.start()
+            self._start_link()
+
+    # -- the link thread and its watchdog ------------------------------------------------------
+
+    def _start_link(self) -> None:
+        self._thread.start()
+        self._watchdog.start()
+
+    def _run_link(self) -> None:
+        try:
+            self.loop.run(self._stop)
+        except BaseException as exc:
+            self._link_error = f'{type(exc).__name__}: {exc}'
+            raise  # threading's excepthook prints the traceback
+
+    def _watch_link(self) -> None:
+        """End the process when the link thread has died while the node still runs."""
+        while not self._stop.wait(_WATCH_PERIOD):
+            if self._thread.is_alive():
+                continue
+            if self._stop.is_set():
+                return
+            self.exit_code = LINK_DIED_EXIT
+            why = self._link_error or 'no exception recorded'
+            self.get_logger().fatal(f'server link thread died ({why}); exiting with status {LINK_DIED_EXIT}')
+            time.sleep(_EXIT_GRACE)  # spin_nodes sees exit_code and stops cleanly meanwhile
+            os._exit(LINK_DIED_EXIT)
 
     def attach_listener(self, take: Callable[[Percept], None]) -> None:
         """Hand every cycle's percept to ``take`` as well (in order, after the reply; none dropped).
@@ -135,14 +185,31 @@ class BridgeNode(Node):
         self._listeners.append(take)
 
     def _on_percept(self, p: Percept, raw: str) -> None:
+        if self._fail_after and self.loop.stats.cycles >= self._fail_after:
+            raise InjectedLinkFault(f'fail_link_after_cycles={self._fail_after}')
         if self._motion_step is not None:
             try:
                 cmd = self._motion_step(p)
             except Exception as exc:  # noqa: BLE001 - a motion bug must not stop the server link
-                self.get_logger().error(f'motion step failed: {exc!r}', throttle_duration_sec=1.0)
+                self._contained('motion', 'motion step failed', exc)
                 cmd = None
             if cmd is not None:
                 self.loop.submit_joints(cmd)  # the reply goes out now; publishing follows
+        try:
+            self._publish(p, raw)
+        except Exception as exc:  # noqa: BLE001 - one bad value must not cost the listeners their cycle
+            self._contained('publish', 'publishing a percept failed', exc)
+        for take in self._listeners:
+            try:
+                take(p)
+            except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the server link
+                self._contained('listener', 'cycle listener failed', exc)
+
+    def _contained(self, where: str, what: str, exc: Exception) -> None:
+        name = type(exc).__name__
+        self.loop.report(f'callback:{where}', f'{what} ({name})', repr(exc)[:200], error=True)
+
+    def _publish(self, p: Percept, raw: str) -> None:
         t = p.time if p.time is not None else 0.0
         stamp = conv.stamp_from_seconds(t)
         wanted = _has_subscribers
@@ -176,11 +243,6 @@ class BridgeNode(Node):
         self._maybe_publish_game(p)
         if self.publish_raw and wanted(self.pub_raw_in):
             self.pub_raw_in.publish(String(data=raw))
-        for take in self._listeners:
-            try:
-                take(p)
-            except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the server link
-                self.get_logger().error(f'cycle listener failed: {exc!r}', throttle_duration_sec=1.0)
 
     def _maybe_publish_game(self, p: Percept) -> None:
         if p.game is None:
@@ -233,11 +295,14 @@ class BridgeNode(Node):
             'perceptor_errors': s.perceptor_errors,
             'unknown_perceptors': s.unknown_perceptors,
             'action_errors': s.action_errors,
+            'dropped_messages': s.dropped_messages,
             'connects': s.connects,
+            'link_thread': 'alive' if self._thread.is_alive() else 'dead',
             'side': self.protocol.side.value,
             'latency_p50_ms': f'{np.percentile(lat, 50):.3f}',
             'latency_p99_ms': f'{np.percentile(lat, 99):.3f}',
         }
+        values.update({f'errors/{k}': n for k, n in sorted(s.errors.copy().items())})
         status = DiagnosticStatus(
             level=DiagnosticStatus.OK if self.loop.link.connected else DiagnosticStatus.WARN,
             name=f'{self.get_namespace().rstrip("/")}/bridge',
@@ -263,7 +328,11 @@ def _has_subscribers(pub: object) -> bool:
 
 
 class _RosLogger:
-    """Adapts the node's logger to the ``logging`` calls the core makes."""
+    """Adapts the node's logger to the ``logging`` calls the core makes.
+
+    No throttle here: rclpy throttles per call site, and these three methods are one call
+    site each for every reason; the core throttles per reason (:class:`ReasonThrottle`).
+    """
 
     def __init__(self, node: Node) -> None:
         self._log = node.get_logger()
@@ -272,10 +341,10 @@ class _RosLogger:
         self._log.info(msg % args if args else msg)
 
     def warning(self, msg: str, *args: object) -> None:
-        self._log.warning(msg % args if args else msg, throttle_duration_sec=1.0)
+        self._log.warning(msg % args if args else msg)
 
     def error(self, msg: str, *args: object) -> None:
-        self._log.error(msg % args if args else msg, throttle_duration_sec=1.0)
+        self._log.error(msg % args if args else msg)
 
 
 def main(args: list[str] | None = None) -> None:

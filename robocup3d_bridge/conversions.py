@@ -67,7 +67,7 @@ def joint_state_msg(p: Percept, stamp: Time, names: tuple[str, ...], out: JointS
     msg = JointState() if out is None else out
     msg.header.stamp = stamp
     pos = p.joint_positions
-    if len(pos) == len(names) and len(msg.name) == len(names):
+    if len(pos) == len(names) and len(msg.name) == len(names) and all(n in pos for n in names):
         present = names  # the usual case: every joint, names already set
     else:
         present = [n for n in names if n in pos]

@@ -9,24 +9,26 @@ from __future__ import annotations
 import select
 import socket
 
-from robocup3d_bridge.framing import FrameDecoder, FramingError, frame
+from robocup3d_bridge.framing import AGENT_MAX_MESSAGE_SIZE, TolerantFrameDecoder, frame
 
 __all__ = ['LinkDown', 'ServerLink']
 
 
 class LinkDown(ConnectionError):
-    """The server closed the connection, refused it, or sent an unframeable stream."""
+    """The server closed the connection or refused it."""
 
 
 class ServerLink:
     """One TCP connection speaking length-prefixed messages."""
 
-    def __init__(self, host: str, port: int, connect_timeout: float = 2.0) -> None:
+    def __init__(
+        self, host: str, port: int, connect_timeout: float = 2.0, max_message: int = AGENT_MAX_MESSAGE_SIZE
+    ) -> None:
         self.host = host
         self.port = port
         self.connect_timeout = connect_timeout
         self._sock: socket.socket | None = None
-        self._decoder = FrameDecoder()
+        self._decoder = TolerantFrameDecoder(max_message)
         self.bytes_in = 0
         self.bytes_out = 0
 
@@ -73,8 +75,16 @@ class ServerLink:
             raise LinkDown(f'send failed: {exc}') from None
         self.bytes_out += len(data)
 
-    def receive(self, timeout: float | None) -> list[bytes]:
-        """Wait up to ``timeout`` seconds for data; return the complete messages (maybe none)."""
+    @property
+    def dropped(self) -> int:
+        """Messages refused for their size (or a false length prefix) since this link was made."""
+        return self._decoder.dropped
+
+    def receive(self, timeout: float | None) -> list[bytes | None]:
+        """Wait up to ``timeout`` seconds for data; return the complete messages (maybe none).
+
+        ``None`` stands for a message that was dropped unread (above ``max_message`` bytes).
+        """
         sock = self._sock
         if sock is None:
             raise LinkDown('not connected')
@@ -91,8 +101,4 @@ class ServerLink:
             self.close()
             raise LinkDown('server closed the connection')
         self.bytes_in += len(data)
-        try:
-            return self._decoder.feed(data)
-        except FramingError as exc:
-            self.close()
-            raise LinkDown(f'unframeable stream: {exc}') from None
+        return self._decoder.feed(data)

@@ -32,14 +32,15 @@ def make_executor() -> object:
         return SingleThreadedExecutor()
 
 
-def spin_until_shutdown(executor: object) -> None:
+def spin_until_shutdown(executor: object, stop: Callable[[], bool] = lambda: False) -> None:
     """Spin until rclpy shuts down (Ctrl-C, SIGTERM).
 
     ``EventsExecutor.spin()`` of the Kilted wheels never dispatches a callback here
     (measured: timers and subscriptions stay silent), while ``spin_once`` works, so
     we loop on ``spin_once``; it returns as soon as one event has been handled.
+    ``stop`` ends the loop early (a node that must end the process).
     """
-    while rclpy.ok():
+    while rclpy.ok() and not stop():
         executor.spin_once(timeout_sec=0.2)
 
 
@@ -48,7 +49,11 @@ def spin_nodes(
     args: list[str] | None = None,
     **node_kwargs: object,
 ) -> int:
-    """Initialise rclpy, build the nodes, spin until shutdown, clean up; return an exit code."""
+    """Initialise rclpy, build the nodes, spin until shutdown, clean up; return an exit code.
+
+    A node with a non-zero ``exit_code`` attribute (the bridge whose link thread died) ends
+    the spin, and its code is returned.
+    """
     rclpy.init(args=args if args is not None else sys.argv)
     nodes: list[Node] = []
     try:
@@ -57,7 +62,7 @@ def spin_nodes(
         executor = make_executor()
         for node in nodes:
             executor.add_node(node)
-        spin_until_shutdown(executor)
+        spin_until_shutdown(executor, lambda: any(_exit_code(n) for n in nodes))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as exc:  # a wrong configuration: say what, do not dump a trace
@@ -71,4 +76,8 @@ def spin_nodes(
             pass
         if rclpy.ok():
             rclpy.shutdown()
-    return 0
+    return max((_exit_code(n) for n in nodes), default=0)
+
+
+def _exit_code(node: Node) -> int:
+    return int(getattr(node, 'exit_code', 0) or 0)

@@ -4,7 +4,9 @@ Everything here is validated before it is sent: an unknown effector name kills t
 RCSSServerMJ server, and rcssserver3d silently drops or truncates ``say`` texts it
 does not like (see ``../shared/captures/simspark/README.md``). Bad input raises
 :class:`ActionError` with a message naming the value; values that are merely out of
-range are clamped and reported in ``EncodedAction.warnings``.
+range are clamped and reported in ``EncodedAction.warnings``. Before a message leaves,
+:func:`check_wire_numbers` asserts that every number in its joint and beam commands is finite
+and of sane size (issue #24), so that nothing non-finite is ever sent.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     'check_say_mujoco',
     'check_say_simspark',
     'check_team_name',
+    'check_wire_numbers',
     'make_protocol',
 ]
 
@@ -35,6 +38,12 @@ _R2D = 180.0 / math.pi
 _TEAM_NAME = re.compile(r'^[A-Za-z0-9_-]{1,20}$')
 SIMSPARK_SAY_MAX = 20
 MUJOCO_SAY_MAX = 10  # bytes, before base64
+MAX_GAIN = 1e4  # RCSSServerMJ kp (N m/rad) and kd (N m s/rad); the T1's stiffest joints use ~200
+MAX_RATE = 100.0  # rad/s, target joint velocity where the robot file gives no limit
+MAX_TORQUE = 1000.0  # N m, feed-forward torque where the robot file gives no limit
+MAX_BEAM = 50.0  # m, beyond any field of either server
+WIRE_MAX = 1e6  # no number we send is larger (degrees, deg/s, gains, N m, m)
+_WIRE_NUMBER = re.compile(r'[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf', re.IGNORECASE)
 
 
 class ActionError(ValueError):
@@ -120,6 +129,18 @@ def check_say_mujoco(data: str | bytes) -> bytes:
     return raw
 
 
+def check_wire_numbers(text: str) -> str:
+    """Raise :class:`ActionError` unless every number in ``text`` is finite and at most ``WIRE_MAX``.
+
+    For joint and beam commands only: a say text may hold any characters.
+    """
+    for tok in _WIRE_NUMBER.findall(text):
+        v = float(tok)
+        if not -WIRE_MAX <= v <= WIRE_MAX:  # also false for NaN
+            raise ActionError(f'refusing to send {tok!r} in {text[:80]!r}')
+    return text
+
+
 def _finite(value: float, what: str) -> float:
     try:
         v = float(value)
@@ -184,9 +205,9 @@ class ServerProtocol:
         warnings: list[str] = []
         parts: list[str] = []
         if action.joints is not None:
-            parts.append(self._encode_joints(action.joints, warnings))
+            parts.append(check_wire_numbers(self._encode_joints(action.joints, warnings)))
         if action.beam is not None:
-            parts.append(self._encode_beam(action.beam))
+            parts.append(check_wire_numbers(self._encode_beam(action.beam)))
         if action.say is not None:
             parts.append(self._encode_say(action.say))
         parts.append('(syn)')
@@ -202,6 +223,8 @@ class ServerProtocol:
         if len(beam) != 3:
             raise ActionError(f'beam needs (x, y, theta), got {beam!r}')
         x, y, th = (_finite(v, 'beam') for v in beam)
+        if not (abs(x) <= MAX_BEAM and abs(y) <= MAX_BEAM and abs(th) <= 4 * math.pi):
+            raise ActionError(f'beam {beam!r} is off any field (|x|, |y| <= {MAX_BEAM} m, |theta| <= 4 pi)')
         return x, y, th
 
     def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
@@ -276,10 +299,16 @@ class MujocoProtocol(ServerProtocol):
                 raise ActionError(f'{name}: a value is not finite: q={q} dq={dq} kp={p} kd={d} tau={tau}')
             if p < 0 or d < 0:
                 raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
+            if p > MAX_GAIN or d > MAX_GAIN:
+                p, d = (_clamp(g, 0.0, MAX_GAIN, f'{name} {k}', warnings) for g, k in ((p, 'kp'), (d, 'kd')))
+            vmax = min(spec.max_speed, MAX_RATE)
+            if not -vmax <= dq <= vmax:
+                dq = _clamp(dq, -vmax, vmax, f'{name} velocity', warnings)
             if not spec.lower <= q <= spec.upper:
                 q = _clamp(q, spec.lower, spec.upper, f'{name} position', warnings)
-            if not -spec.max_torque <= tau <= spec.max_torque:
-                tau = _clamp(tau, -spec.max_torque, spec.max_torque, f'{name} torque', warnings)
+            tmax = min(spec.max_torque, MAX_TORQUE)
+            if not -tmax <= tau <= tmax:
+                tau = _clamp(tau, -tmax, tmax, f'{name} torque', warnings)
             out.append('(%s %.6g %.6g %.6g %.6g %.6g)' % (spec.effector, q * _R2D, dq * _R2D, p, d, tau))  # noqa: UP031
         return ''.join(out)
 

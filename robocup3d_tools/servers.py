@@ -38,16 +38,27 @@ def free_port() -> int:
 def start_mujoco_server(
     run_dir: Path, agent_port: int, monitor_port: int, extra: list[str] | None = None, env: dict[str, str] | None = None
 ) -> subprocess.Popen:
-    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir``.
+    """Start RCSSServerMJ headless on loopback; its console log goes to ``run_dir/server.out``.
 
-    It runs through :mod:`robocup3d_tools.mj_server` (the stock server, its ball-contact filter
-    mended so that a K1 touching the ball does not stop it).
+    It runs through :mod:`robocup3d_tools.mujoco_server`: the stock server with two faults mended
+    (a joining robot's uninitialised controls, and the stop when the ball touches a K1).
     """
     if importlib.util.find_spec('rcsssmj') is None:
-        raise FileNotFoundError('RCSSServerMJ is not installed: pip install rcsssmj')
+        raise FileNotFoundError('rcssservermj not found: pip install rcsssmj')
     run_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, '-m', 'robocup3d_tools.mj_server', '--host', '127.0.0.1']
-    cmd += ['--aport', str(agent_port), '--mport', str(monitor_port), '--no-render', *(extra or [])]
+    cmd = [
+        sys.executable,
+        '-m',
+        'robocup3d_tools.mujoco_server',
+        '--host',
+        '127.0.0.1',
+        '--aport',
+        str(agent_port),
+        '--mport',
+        str(monitor_port),
+        '--no-render',
+        *(extra or []),
+    ]
     with open(run_dir / 'server.out', 'ab') as out:
         return subprocess.Popen(cmd, cwd=run_dir, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 

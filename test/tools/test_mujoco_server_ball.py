@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from robocup3d_tools.mj_server import geom_owner_name
+from robocup3d_tools.mujoco_server import geom_owner_name
 
 pytestmark = pytest.mark.server
 
