@@ -12,7 +12,7 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from robocup3d_bridge.config_files import load_config
+from robocup3d_bridge.config_files import config_path, load_config
 from robocup3d_tools.team_config import parse_team_config, player_args
 
 ARGS = {
@@ -27,7 +27,8 @@ ARGS = {
 
 def _team(context, *_):
     v = {k: LaunchConfiguration(k).perform(context) for k in ARGS}
-    data = dict(load_config(v['config'] or f'team_{v["server"]}.yaml'))
+    path = config_path(v['config'] or f'team_{v["server"]}.yaml')
+    data = dict(load_config(path))
     data['server'] = v['server']
     if v['host']:
         data['host'] = v['host']
@@ -35,7 +36,7 @@ def _team(context, *_):
         data['port'] = int(v['port'])
     if v['team']:
         data['team'] = v['team']
-    cfg = parse_team_config(data)  # raises with a clear message on a config that breaks the rules
+    cfg = parse_team_config(data, source=str(path))  # raises with one clear message on a bad file
     nodes = []
     for p in cfg.players:
         args = player_args(cfg, p, publish_clock=p.unum == cfg.players[0].unum)

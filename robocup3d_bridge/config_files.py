@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ['ConfigError', 'config_dir', 'load_config']
+__all__ = ['ConfigError', 'config_dir', 'config_path', 'load_config']
 
 PACKAGE = 'robocup3d'
 
@@ -38,17 +38,51 @@ def config_dir() -> Path:
     raise ConfigError(f'no robocup3d config directory found (looked in {", ".join(map(str, candidates))})')
 
 
-def load_config(name_or_path: str | Path) -> dict:
-    """Load a YAML file by path, or by name from :func:`config_dir` (``.yaml`` optional)."""
+class _DuplicateKey(yaml.YAMLError):
+    """A mapping gives one key twice."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a mapping key given twice (plain PyYAML keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, (str, int, float, bool)):
+                continue
+            if key in seen:
+                mark = key_node.start_mark
+                raise _DuplicateKey(f'line {mark.line + 1}: key {key!r} is given twice')
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def config_path(name_or_path: str | Path) -> Path:
+    """The file meant by ``name_or_path``: an existing path, else a name in :func:`config_dir` (``.yaml`` optional)."""
     path = Path(name_or_path)
-    if not path.is_file():
-        name = path.name if path.suffix else f'{path.name}.yaml'
-        path = config_dir() / name
+    if path.is_file():
+        return path
+    name = path.name if path.suffix else f'{path.name}.yaml'
+    return config_dir() / name
+
+
+def load_config(name_or_path: str | Path) -> dict:
+    """Load a YAML file by path, or by name from :func:`config_dir` (``.yaml`` optional).
+
+    Raises :class:`ConfigError` (naming the file) when it is missing, not YAML, gives a key twice
+    or is not a mapping.
+    """
     try:
+        path = config_path(name_or_path)
         with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f)
+            data = yaml.load(f, Loader=_UniqueKeyLoader)
     except FileNotFoundError:
         raise ConfigError(f'config file not found: {name_or_path}') from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f'{name_or_path}: cannot read: {exc}') from None
+    except _DuplicateKey as exc:
+        raise ConfigError(f'{path}: {exc}') from None
     except yaml.YAMLError as exc:
         raise ConfigError(f'{path}: not valid YAML: {exc}') from None
     if not isinstance(data, dict):

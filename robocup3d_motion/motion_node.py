@@ -40,7 +40,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
-from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.conversions import stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
@@ -51,6 +51,7 @@ from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skill
 from robocup3d_motion.joint_control import JointController, control_settings
+from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.walk import WalkEngine, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
@@ -413,9 +414,9 @@ class MotionNode(Node):
         try:
             self.core = MotionCore(
                 self.robot,
-                load_config(robots_file),
+                load_robots_config(robots_file),
                 imu_timeout,
-                walk_cfg=load_config(walk_file),
+                walk_cfg=load_walk_config(walk_file),
                 cmd_timeout=cmd_timeout,
                 skill_params=skill_params,
             )

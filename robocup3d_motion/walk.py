@@ -498,7 +498,10 @@ def walk_sets(walk_cfg: Mapping, key: str) -> tuple[dict[str, WalkParams], str]:
         return {}, ''
     if not isinstance(section, Mapping) or not isinstance(section.get('sets'), Mapping) or not section['sets']:
         raise ConfigError(f'walk.yaml: {key} needs a non-empty "sets" mapping')
-    base = walk_params(section.get('base'))
+    try:
+        base = walk_params(section.get('base'))
+    except ConfigError as exc:
+        raise ConfigError(f'walk.yaml: {key}.base: {exc}') from None
     sets = {}
     for name, values in section['sets'].items():
         try:

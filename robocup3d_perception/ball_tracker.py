@@ -10,9 +10,13 @@ plain Kalman filter:
 
 Measurements are positions (absolute frame) from our own vision, with noise growing
 with distance and with the self-localization's uncertainty, and from teammates'
-reports (noisier, older). A measurement far outside the predicted covariance (the
-ball was moved by the referee or a trainer) resets the filter to it. The height is
-not filtered: it is the last seen height, low-passed.
+reports (noisier, older). An own sighting far outside the predicted covariance (the
+ball was moved by the referee or a trainer) resets the filter to it. A report that
+far out is only a claim: it is held back, and moves the ball only once another
+teammate reports the ball at the same place (``corroborating_reports`` teammates
+in all, within ``corroborate_window`` s and ``corroborate_radius`` m); a lone
+report, forged or wrong, never moves it. The height is not filtered: it is the last
+seen height, low-passed.
 
 REQUIRES: ball in the level frame, RobotPose, TeammateReport. PROVIDES: BallModel.
 """
@@ -42,6 +46,9 @@ class BallTrackerParameters:
     sigma_report: float = 0.3  # m, a teammate's report
     gate: float = 25.0  # squared Mahalanobis distance beyond which a sighting resets the filter
     max_speed: float = 15.0  # m/s
+    corroborating_reports: int = 2  # teammates that must agree before a report beyond the gate is taken
+    corroborate_radius: float = 1.0  # m, how close their ball positions must be
+    corroborate_window: float = 1.0  # s, how recent the others' reports must be
 
 
 def rolling_transition(dt: float, friction: float) -> tuple[np.ndarray, float, float]:
@@ -80,6 +87,8 @@ class BallTracker:
         self.last_seen: float | None = None
         self.last_update: float | None = None
         self.resets = 0
+        self.rejected = 0  # reports beyond the gate held back (not corroborated)
+        self._held: list[tuple[float, int | None, np.ndarray]] = []  # (time, teammate, xy) of held reports
 
     def predict(self, time: float) -> None:
         """Advance the state to ``time`` (s)."""
@@ -132,11 +141,53 @@ class BallTracker:
         sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * dist, pose_sigma)
         return self.observe(time, world, sigma, own=True)
 
-    def observe_report(self, time: float, ball_xy: tuple[float, float], age: float = 0.0) -> None:
-        """A teammate's ball position; ignored when our own sighting is fresher and close."""
+    def observe_report(
+        self, time: float, ball_xy: tuple[float, float], age: float = 0.0, teammate: int | None = None
+    ) -> str:
+        """A teammate's ball position; returns what became of it.
+
+        ``'ignored'``: our own sighting is fresher than 0.5 s; ``'fused'``: it agrees with the
+        estimate (or there is none yet); ``'held'``: it is far off and nobody else says so yet;
+        ``'corroborated'``: enough teammates say so, the filter starts again there.
+        """
         if self.last_seen is not None and time - self.last_seen < 0.5:
-            return
-        self.observe(time, np.asarray(ball_xy, dtype=float), self.p.sigma_report + 0.5 * age, own=False)
+            return 'ignored'
+        z = np.asarray(ball_xy, dtype=float)[:2]
+        if not np.all(np.isfinite(z)):
+            return 'ignored'
+        sigma = self.p.sigma_report + 0.5 * age
+        self.predict(time)
+        if self.last_update is None:
+            self.observe(time, z, sigma, own=False)
+            return 'fused'
+        x, p, d2 = kalman_update(self.x, self.cov, z, np.eye(2) * sigma**2)
+        if d2 <= self.p.gate:
+            self._fuse(time, x, p)
+            return 'fused'
+        # Far off: held back until other teammates (each counted once; an unknown speaker never counts) agree.
+        window, radius = self.p.corroborate_window, self.p.corroborate_radius
+        self._held = [h for h in self._held if time - h[0] <= window and (teammate is None or h[1] != teammate)]
+        agree = {h[1]: h[2] for h in self._held if h[1] is not None and np.linalg.norm(h[2] - z) <= radius}
+        if teammate is None or len(agree) + 1 < self.p.corroborating_reports:
+            self._held.append((time, teammate, z))
+            self.rejected += 1
+            return 'held'
+        self._held = []
+        self._reset(time, np.mean([*agree.values(), z], axis=0), sigma)
+        return 'corroborated'
+
+    def _fuse(self, time: float, x: np.ndarray, p: np.ndarray) -> None:
+        self.x, self.cov = x, p
+        speed = math.hypot(self.x[2], self.x[3])
+        if speed > self.p.max_speed:
+            self.x[2:] *= self.p.max_speed / speed
+        self.last_update = time
+
+    def _reset(self, time: float, xy: np.ndarray, sigma: float) -> None:
+        self.x = np.array([xy[0], xy[1], 0.0, 0.0])
+        self.cov = np.diag([sigma**2, sigma**2, 1.0, 1.0])
+        self.resets += 1
+        self.last_update = time
 
     def stop_point(self) -> np.ndarray:
         """Where the ball comes to rest (m): ``p + v / k``."""

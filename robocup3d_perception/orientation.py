@@ -10,6 +10,9 @@ one of them put the tilt 40-80 degrees off for seconds (the 0.35-0.8 m ball erro
 and 3 s "kidnap" recoveries measured live came from that). Yaw comes from the gyro alone: it drifts
 and is only used as relative odometry; the absolute heading is the locator's job.
 
+Readings that are not finite or beyond any body's range (``MAX_RATE``, ``MAX_ACCEL``) are
+left out and counted; the gyro is not integrated over a gap longer than ``MAX_DT``.
+
 REQUIRES: gyro, accelerometer (CycleInput). PROVIDES: tilt (roll, pitch), yaw change.
 """
 
@@ -24,6 +27,13 @@ from robocup3d_description.kinematics import rotation_matrix
 __all__ = ['OrientationFilter', 'tilt_matrix']
 
 GRAVITY = 9.81  # m/s^2
+MAX_RATE = 100.0  # rad/s; a gyro reading beyond it (or not finite) is not a body rate and is left out
+MAX_ACCEL = 1000.0  # m/s^2; the same for the accelerometer
+MAX_DT = 0.5  # s; over a longer gap the gyro is not integrated (its rate says nothing about the gap)
+
+
+def _sane(v: tuple[float, float, float] | None, limit: float) -> bool:
+    return v is not None and all(math.isfinite(x) and abs(x) <= limit for x in v)
 
 
 def _rodrigues(v: np.ndarray | tuple[float, float, float]) -> np.ndarray:
@@ -95,6 +105,7 @@ class OrientationFilter:
         self._up = np.array([0.0, 0.0, 1.0])  # averaged measured up direction, aligned frame
         self._initialised = False
         self.rate = 0.0  # rad/s, magnitude of the last gyro reading
+        self.rejected = 0  # readings left out: not finite or beyond MAX_RATE / MAX_ACCEL
 
     def reset(self) -> None:
         """Forget the estimate (the next accelerometer reading close to 1 g sets the tilt)."""
@@ -111,7 +122,11 @@ class OrientationFilter:
     ) -> float:
         """Advance by ``dt`` seconds (``walking``: the walk is running); return the change of yaw (rad)."""
         yaw_before = self.yaw
-        if gyro is not None and dt > 0:
+        for reading, limit in ((gyro, MAX_RATE), (accel, MAX_ACCEL)):
+            self.rejected += reading is not None and not _sane(reading, limit)
+        gyro = gyro if _sane(gyro, MAX_RATE) else None
+        accel = accel if _sane(accel, MAX_ACCEL) else None
+        if gyro is not None and 0 < dt <= MAX_DT:
             self.rate = math.sqrt(gyro[0] ** 2 + gyro[1] ** 2 + gyro[2] ** 2)
             self.rotation = self.rotation @ _rodrigues((gyro[0] * dt, gyro[1] * dt, gyro[2] * dt))
             _orthonormalise(self.rotation)

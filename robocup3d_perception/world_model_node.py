@@ -4,7 +4,8 @@ Subscribes (in the player's namespace): ``joint_states``, ``imu``, ``vision/obje
 ``game_state`` and ``hear`` from the bridge, and ``odom`` (nav_msgs/Odometry: the walk's
 velocity estimate) from the motion node. It never subscribes to ``ground_truth/*``.
 Heard team-talk messages (``robocup3d_bridge.team_talk``) of our teammates feed the
-ball and player trackers.
+ball and player trackers; on rcssserver3d another team's are dropped by the ``hear``
+perceptor's team name (:mod:`robocup3d_perception.hearing`, counted in ``hear_outcomes``).
 Publishes: ``pose`` (PoseWithCovarianceStamped), ``ball`` (nav_msgs/Odometry),
 ``ball/stop`` (PointStamped), ``players`` (JSON String) and ``world_model/markers``
 (MarkerArray for rviz), all in the ``field`` frame (our team's frame, +x towards the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
@@ -30,13 +32,13 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
-from robocup3d_bridge import team_talk
 from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_description.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
+from robocup3d_perception.hearing import HEAR_OUTCOMES, teammate_report
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
@@ -80,6 +82,7 @@ class WorldModelNode(Node):
         self._play_mode: str | None = None
         self._reports: list[TeammateReport] = []  # heard since the last update
         self.heard = 0  # team-talk messages of teammates taken in
+        self.hear_outcomes: Counter[str] = Counter(dict.fromkeys(HEAR_OUTCOMES, 0))  # heard messages by outcome
         self.cpu: list[float] = []  # s per update, the last 1000
 
         self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
@@ -122,12 +125,13 @@ class WorldModelNode(Node):
             h = json.loads(msg.data)
         except ValueError:
             return
-        if not isinstance(h, dict) or h.get('self') or not self.team or self.model.time is None:
+        if not isinstance(h, dict) or not self.team or self.model.time is None:
             return
-        m = team_talk.decode(str(h.get('text', '')), self.team)
-        if m is None or m.unum == self.unum:
+        report, outcome = teammate_report(h, self.team, self.unum, self.side, self.model.time)
+        self.hear_outcomes[outcome] += 1
+        if report is None:
             return
-        self._reports.append(team_talk.to_report(m, self.model.time, self.side))
+        self._reports.append(report)
         del self._reports[:-20]
         self.heard += 1
 

@@ -3,13 +3,55 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Annotated
 
-from robocup3d_bridge.config_files import ConfigError
+from pydantic import PlainValidator, field_validator
 
-__all__ = ['BEAM_MODES', 'formation_pose', 'should_beam']
+from robocup3d_bridge.config_files import ConfigError, config_path, load_config
+from robocup3d_bridge.config_schema import Section, validate
+
+__all__ = ['BEAM_MODES', 'FormationsFile', 'formation_pose', 'load_formations', 'should_beam']
 
 #: Play modes in which the servers accept a beam.
 BEAM_MODES = frozenset({'BeforeKickOff', 'Goal_Left', 'Goal_Right'})
+
+
+def _pose(v: object) -> tuple[float, float, float]:
+    ok = isinstance(v, list) and len(v) == 3
+    if not ok or not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in v):
+        raise ValueError(f'must be [x, y, theta_deg] (finite numbers: m, m, degrees), got {v!r}')
+    if abs(v[0]) > 30.0 or abs(v[1]) > 20.0:
+        raise ValueError(f'must lie on the field (|x| <= 30 m, |y| <= 20 m), got {v!r}')
+    return float(v[0]), float(v[1]), float(v[2])
+
+
+#: A kick-off place in the team frame: x (m), y (m), theta (degrees).
+Pose = Annotated[tuple[float, float, float], PlainValidator(_pose)]
+
+
+class FormationsFile(Section):
+    """``config/formations.yaml``: per server, player number -> kick-off place."""
+
+    simspark: dict[int, Pose] | None = None
+    mujoco: dict[int, Pose] | None = None
+
+    @field_validator('simspark', 'mujoco', mode='before')
+    @classmethod
+    def _numbers(cls, table: object) -> object:
+        if isinstance(table, dict):
+            bad = [n for n in table if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 11]
+            if bad:
+                raise ValueError(f'player numbers must be 1-11, got {bad[0]!r}')
+        return table
+
+
+def load_formations(name_or_path: str | Path) -> dict:
+    """``formations.yaml`` (by name or path), checked against :class:`FormationsFile`."""
+    path = config_path(name_or_path)
+    data = load_config(path)
+    validate(FormationsFile, data, str(path))
+    return data
 
 
 def formation_pose(formations: dict, server: str, unum: int) -> tuple[float, float, float]:

@@ -17,10 +17,9 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from robocup3d_bridge import team_talk
-from robocup3d_bridge.config_files import load_config
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
-from robocup3d_strategy.formation import formation_pose, should_beam
+from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
 
 __all__ = ['StrategyNode', 'main']
 
@@ -36,7 +35,7 @@ class StrategyNode(Node):
         super().__init__('strategy', **kwargs)
         server = self.declare_parameter('server', 'mujoco').value
         self.unum = int(self.declare_parameter('unum', 1).value)
-        formations = load_config(self.declare_parameter('formations_config', 'formations.yaml').value)
+        formations = load_formations(self.declare_parameter('formations_config', 'formations.yaml').value)
         self.home = formation_pose(formations, server, self.unum)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
         self.create_subscription(String, 'game_state', self._on_game_state, LATCHED)

@@ -16,8 +16,12 @@ Exit status:
     0  every line is a well-formed message. Per-perceptor errors (e.g. the ``nan`` that
        a real rcssserver3d sent in one ``See`` line) and unknown perceptors are reported
        in the summary only: the parser skips them, so an agent survives them too.
-    1  the file cannot be read, or some line is malformed (not an S-expression, e.g.
-       truncated, or an empty line before the end); each is printed as ``FILE:LINE: error``.
+    1  the file cannot be read, holds no valid message (none with a time: empty, binary),
+       or some line is malformed (not an S-expression, e.g. truncated, an empty line
+       before the end, or a line longer than ``--max-line``, 1 MiB by default); each is
+       printed as ``FILE:LINE: error`` (the first 50).
+
+The file is streamed: memory does not grow with its size or its longest line.
     2  only with ``--strict``: no line is malformed, but some message has per-perceptor
        errors or unknown perceptors.
 """
@@ -29,13 +33,13 @@ import json
 import math
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TextIO
 
 from robocup3d_bridge.percept import Percept, Polar
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
+from robocup3d_tools.capture_file import MAX_LINE, CaptureLine, capture_lines
 
 __all__ = ['EXIT_MALFORMED', 'EXIT_OK', 'EXIT_STRICT', 'CaptureSummary', 'format_summary', 'main', 'percept_record']
 
@@ -44,6 +48,7 @@ EXIT_MALFORMED = 1
 EXIT_STRICT = 2
 _DIGITS = 4  # decimals kept in the records; the servers send two
 _MAX_LINES_SHOWN = 10  # line numbers listed per error message in the summary
+_MAX_MALFORMED_SHOWN = 50  # malformed lines printed one by one
 
 
 @dataclass(slots=True)
@@ -51,6 +56,7 @@ class CaptureSummary:
     """What a whole capture contained."""
 
     messages: int = 0
+    timed: int = 0  # messages with a finite server time: the valid percepts
     kinds: Counter[str] = field(default_factory=Counter)
     errors: dict[str, list[int]] = field(default_factory=dict)  # message -> line numbers
     unknown: dict[str, list[int]] = field(default_factory=dict)  # perceptor kind -> line numbers
@@ -59,6 +65,7 @@ class CaptureSummary:
     def add(self, line: int, p: Percept) -> None:
         """Count one parsed message."""
         self.messages += 1
+        self.timed += p.time is not None and math.isfinite(p.time)
         self.kinds.update(p.kinds)
         for err in p.errors:
             self.errors.setdefault(err, []).append(line)
@@ -171,18 +178,24 @@ def percept_record(line: int, p: Percept, radians: bool = False) -> dict[str, ob
     return {k: v for k, v in rec.items() if v is not None}
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """Numbered lines of a capture; empty lines at the very end are dropped."""
-    lines = data.split(b'\n')
-    while lines and not lines[-1]:
-        lines.pop()
-    return enumerate(lines, 1)
+def _finite(rec: object) -> object:
+    """``rec`` with every non-finite number written as a string (JSON has no inf or nan)."""
+    if isinstance(rec, float) and not math.isfinite(rec):
+        return str(rec)
+    if isinstance(rec, dict):
+        return {k: _finite(v) for k, v in rec.items()}
+    if isinstance(rec, list):
+        return [_finite(v) for v in rec]
+    return rec
 
 
-def _inspect(data: bytes, radians: bool, out: TextIO | None) -> CaptureSummary:
+def _inspect(lines: Iterable[CaptureLine], radians: bool, out: TextIO | None, max_line: int) -> CaptureSummary:
     summary = CaptureSummary()
-    for n, raw in _lines(data):
+    for line in lines:
+        n, raw = line.number, line.data
         try:
+            if raw is None:
+                raise PerceptParseError(f'line of {line.length} bytes, longer than {max_line}: skipped')
             if not raw:
                 raise PerceptParseError('empty line: no message')
             p = parse_percept(raw)
@@ -193,7 +206,7 @@ def _inspect(data: bytes, radians: bool, out: TextIO | None) -> CaptureSummary:
             continue
         summary.add(n, p)
         if out is not None:
-            out.write(json.dumps(percept_record(n, p, radians), allow_nan=False) + '\n')
+            out.write(json.dumps(_finite(percept_record(n, p, radians)), allow_nan=False) + '\n')
     return summary
 
 
@@ -225,6 +238,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument('--summary-only', action='store_true', help='no JSON lines; print the summary to stdout')
     ap.add_argument('--radians', action='store_true', help='write angles in radians (keys end in _rad)')
     ap.add_argument('--strict', action='store_true', help='exit 2 on per-perceptor errors or unknown perceptors')
+    ap.add_argument(
+        '--max-line', type=int, default=MAX_LINE, metavar='BYTES', help='longer lines are skipped as malformed'
+    )
     return ap
 
 
@@ -232,21 +248,27 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``robocup3d inspect``; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
     try:
-        data = Path(args.file).read_bytes()
+        with open(args.file, 'rb') as f:
+            lines = capture_lines(f, args.max_line)
+            if args.summary_only:
+                summary = _inspect(lines, args.radians, None, args.max_line)
+            elif args.jsonl:
+                with open(args.jsonl, 'w', encoding='utf-8') as out:
+                    summary = _inspect(lines, args.radians, out, args.max_line)
+            else:
+                summary = _inspect(lines, args.radians, sys.stdout, args.max_line)
     except OSError as exc:
         print(f'{args.file}: cannot read: {exc.strerror or exc}', file=sys.stderr)
         return EXIT_MALFORMED
-    if args.summary_only:
-        summary = _inspect(data, args.radians, None)
-    elif args.jsonl:
-        with open(args.jsonl, 'w', encoding='utf-8') as out:
-            summary = _inspect(data, args.radians, out)
-    else:
-        summary = _inspect(data, args.radians, sys.stdout)
-    for n, err in summary.malformed:
+    for n, err in summary.malformed[:_MAX_MALFORMED_SHOWN]:
         print(f'{args.file}:{n}: {err}', file=sys.stderr)
+    if len(summary.malformed) > _MAX_MALFORMED_SHOWN:
+        print(f'{args.file}: ... {len(summary.malformed) - _MAX_MALFORMED_SHOWN} more malformed lines', file=sys.stderr)
     report = format_summary(args.file, summary)
     (sys.stdout if args.summary_only else sys.stderr).write(report)
+    if not summary.timed:
+        print(f'{args.file}: no valid server message (none with a time)', file=sys.stderr)
+        return EXIT_MALFORMED
     if summary.malformed:
         return EXIT_MALFORMED
     if args.strict and (summary.errors or summary.unknown):

@@ -12,6 +12,9 @@ Scoring:
   (the head; on the Nao it sits straight above the torso origin when upright);
 * heading: torso yaw against the yaw of MJ ``quat``; on SimSpark the camera's heading
   against ``myorien`` (which follows the head);
+* robustness: the file is streamed with a cap on the line length; a message whose time is
+  not finite or jumps ahead is skipped and reported, a time going back starts afresh; a
+  file without a valid message, an estimate that froze or went non-finite exit 1.
 * "after convergence": samples less than ``--settle`` seconds after the start or after
   a ground-truth jump (a beam or a trainer move: > 0.3 m or > 15 degrees between two
   ``See``) are left out; the recovery time after each jump is reported on its own.
@@ -24,6 +27,7 @@ import math
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +39,9 @@ from robocup3d_perception.field import field_for
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import WorldState
 from robocup3d_perception.world_model import WorldModel
+from robocup3d_tools.capture_file import MAX_LINE, capture_lines
 
-__all__ = ['Sample', 'Summary', 'main', 'run_capture', 'summarize']
+__all__ = ['CaptureEvents', 'Sample', 'Summary', 'main', 'run_capture', 'summarize']
 
 
 def _yaw_of_quat(q: tuple[float, float, float, float]) -> float:
@@ -93,39 +98,100 @@ def _detect(lines: list[str]) -> tuple[str, str]:
     return 'simspark', 'nao4' if '(n llj7)' in head else 'nao0'
 
 
+MAX_STEP_S = 2.0  # s; a message whose time is further ahead of the last one (or not finite) is skipped
+NEW_RUN_LINES = 3  # consecutive messages that agree on a far time: the capture goes on from there
+FROZEN_SEES = 25  # See cycles with a bit-identical pose estimate: the estimate froze
+
+
+@dataclass(slots=True)
+class CaptureEvents:
+    """What went wrong along a capture (line numbers from 1 when known, else message numbers)."""
+
+    messages: int = 0  # parsed messages with a time
+    unparsed: int = 0  # lines that are not a server message
+    time_jumps: list[tuple[int, float, float]] = field(default_factory=list)  # (line, last time, its time)
+    new_runs: list[tuple[int, float]] = field(default_factory=list)  # (line, time): model started afresh
+    frozen: list[tuple[float, float]] = field(default_factory=list)  # (from, to) s: estimate did not change
+    not_finite: int = 0  # See cycles with a non-finite estimate
+
+
+def _numbered(lines: Iterable[str | tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    for i, ln in enumerate(lines, 1):
+        yield ln if isinstance(ln, tuple) else (i, ln)
+
+
 def run_capture(
-    lines: Iterable[str],
+    lines: Iterable[str | tuple[int, str]],
     server: str | None = None,
     robot: str | None = None,
     rules: str = 'ssim',
     side: str | None = None,
     seed: int = 0,
     cpu_clock: object = None,
+    events: CaptureEvents | None = None,
+    max_step: float = MAX_STEP_S,
 ) -> Iterator[Sample]:
-    """Feed a capture through a world model; yield one :class:`Sample` per ``See`` cycle."""
+    """Feed a capture through a world model; yield one :class:`Sample` per ``See`` cycle.
+
+    ``lines`` are read as a stream (strings, or ``(line number, string)``). A message whose
+    time is not finite or more than ``max_step`` s ahead is skipped, unless ``NEW_RUN_LINES``
+    in a row agree on the new time (then, as when time goes back by more than 1 s, a new
+    world model starts). ``events`` collects what was skipped, restarted or froze.
+    """
     import time as _time  # noqa: PLC0415 - only the clock
 
     clock = cpu_clock or _time.perf_counter
-    lines = [ln for ln in lines if ln.strip()]
-    det_server, det_robot = _detect(lines)
+    ev = events if events is not None else CaptureEvents()
+    stream = ((n, ln) for n, ln in _numbered(lines) if ln.strip())
+    head = list(islice(stream, 20))
+    det_server, det_robot = _detect([ln for _, ln in head])
     server = server or det_server
     robot = robot or det_robot
     from robocup3d_perception.world_model import WorldModelParameters  # noqa: PLC0415
 
-    wm = WorldModel(
-        body_for(robot),
-        field_for(server, rules),
-        use_lines=server == 'simspark',
-        params=WorldModelParameters(seed=seed),
-    )
+    def model() -> WorldModel:
+        return WorldModel(
+            body_for(robot),
+            field_for(server, rules),
+            use_lines=server == 'simspark',
+            params=WorldModelParameters(seed=seed),
+        )
+
+    wm = model()
     our_side, team, unum = side or 'left', '', 0
-    for line in lines:
+    last_t: float | None = None
+    ahead: list[tuple[int, float]] = []  # skipped messages that agree on a time far ahead
+    last_pose: tuple[float, float, float] | None = None
+    same = 0
+    for n, line in chain(head, stream):
         try:
             p = parse_percept(line, server)
         except PerceptParseError:
+            ev.unparsed += 1
             continue
         if p.time is None:
+            ev.unparsed += 1
             continue
+        t = p.time
+        if not math.isfinite(t) or (last_t is not None and t > last_t + max_step):
+            if math.isfinite(t) and ahead and 0.0 <= t - ahead[-1][1] <= max_step:
+                ahead.append((n, t))
+            else:
+                ahead = [(n, t)] if math.isfinite(t) else []
+            if len(ahead) < NEW_RUN_LINES:
+                ev.time_jumps.append((n, last_t if last_t is not None else math.nan, t))
+                continue
+            del ev.time_jumps[len(ev.time_jumps) - (NEW_RUN_LINES - 1) :]  # not jumps: a new run
+            t = ahead[0][1]
+            last_t = None
+        ahead = []
+        if last_t is None or t < last_t - 1.0:  # the first message, or a new run (time went back or on)
+            if ev.messages:
+                ev.new_runs.append((n, t))
+                wm, last_pose, same = model(), None, 0
+            last_t = t
+        last_t = max(t, last_t)
+        ev.messages += 1
         g = p.game
         if g is not None:
             if side is None and g.side in (Side.LEFT, Side.RIGHT):
@@ -137,6 +203,15 @@ def run_capture(
         cpu = clock() - t0
         if p.vision is None:
             continue
+        pose = (state.pose.x, state.pose.y, state.pose.yaw)
+        if not all(math.isfinite(v) for v in pose):
+            ev.not_finite += 1
+        same = same + 1 if pose == last_pose else 0
+        if same == FROZEN_SEES:
+            ev.frozen.append((p.time, p.time))
+        elif same > FROZEN_SEES:
+            ev.frozen[-1] = (ev.frozen[-1][0], p.time)
+        last_pose = pose
         v = p.vision
         sample = Sample(p.time, state, state.pose.yaw, ball_seen=v.ball is not None, cpu=cpu)
         if p.torso_position is not None and p.torso_orientation is not None:
@@ -252,19 +327,54 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--settle', type=float, default=1.0, help='s after the start and each jump not scored')
     ap.add_argument('--every', type=int, default=1, help='print every Nth See cycle (0: summary only)')
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument(
+        '--max-step', type=float, default=MAX_STEP_S, help='s; a message further ahead in time is skipped (inf: none)'
+    )
+    ap.add_argument('--max-line', type=int, default=MAX_LINE, metavar='BYTES', help='longer lines are skipped')
     args = ap.parse_args(argv)
+    name = args.file
     try:
-        lines = args.file.read_text(encoding='ascii', errors='replace').splitlines()
+        f = open(args.file, 'rb')
     except OSError as exc:
         print(f'robocup3d localize: {exc}', file=sys.stderr)
         return 2
+    long_lines: list[int] = []
+
+    def text_lines() -> Iterator[tuple[int, str]]:
+        for line in capture_lines(f, args.max_line):
+            if line.data is None:
+                long_lines.append(line.number)
+                continue
+            yield line.number, line.data.decode('ascii', errors='replace')
+
     samples = []
+    events = CaptureEvents()
     if args.every:
         print('    time       x       y   head  conf                  (absolute frame, m / deg)')
-    for i, s in enumerate(run_capture(lines, args.server, args.robot, args.rules, args.side, args.seed)):
-        samples.append(s)
-        if args.every and i % args.every == 0:
-            print(_fmt(s))
+    with f:
+        run = run_capture(
+            text_lines(),
+            args.server,
+            args.robot,
+            args.rules,
+            args.side,
+            args.seed,
+            events=events,
+            max_step=args.max_step,
+        )
+        for i, s in enumerate(run):
+            samples.append(s)
+            if args.every and i % args.every == 0:
+                print(_fmt(s))
+    for n in long_lines[:10]:
+        print(f'{name}:{n}: line longer than {args.max_line} bytes: skipped', file=sys.stderr)
+    for n, was, t in events.time_jumps[:10]:
+        print(f'{name}:{n}: time jumped from {was:.2f} s to {t:.6g} s: message skipped', file=sys.stderr)
+    for n, t in events.new_runs:
+        print(f'{name}:{n}: time went on from {t:.2f} s: started afresh', file=sys.stderr)
+    if not events.messages:
+        print(f'robocup3d localize: {name}: no valid server message (none with a time)', file=sys.stderr)
+        return 1
     summ = summarize(samples, args.settle)
     cpu = np.array([s.cpu for s in samples]) * 1e3 if samples else np.zeros(1)
     print(
@@ -289,7 +399,21 @@ def main(argv: list[str] | None = None) -> int:
             )
     elif samples:
         print('no ground truth in this file')
-    return 0
+    skipped = len(events.time_jumps) + len(long_lines)
+    print(
+        f'{events.messages} messages used; skipped: {len(events.time_jumps)} time jumps, '
+        f'{len(long_lines)} long lines, {events.unparsed} not server messages; {len(events.new_runs)} restarts'
+    )
+    if skipped:
+        print(f'robocup3d localize: {name}: {skipped} messages skipped (see above)', file=sys.stderr)
+    failed = False
+    for a, b in events.frozen:
+        print(f'robocup3d localize: {name}: the estimate froze from {a:.2f} s to {b:.2f} s', file=sys.stderr)
+        failed = True
+    if events.not_finite:
+        print(f'robocup3d localize: {name}: {events.not_finite} See cycles with a non-finite estimate', file=sys.stderr)
+        failed = True
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':

@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
 from robocup3d_tools.ray_pool import DOMAINS, RayPool
@@ -290,7 +291,7 @@ def optimize(
     space = search_space(server, space_config)
     names = tuple(names) or tuple(space)
     key = walk_key(robot, server, robot_type)
-    sets, default = walk_sets(load_config(walk_config), key)
+    sets, default = walk_sets(load_walk_config(walk_config), key)
     if not sets:
         raise ConfigError(f'{walk_config} has no walk parameters for {key}')
     name = set_name or default

@@ -16,9 +16,12 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from robocup3d_bridge.bridge_node import DEFAULT_PORTS, BridgeNode
+from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.node_main import spin_nodes
+from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionNode
 from robocup3d_perception.world_model_node import WorldModelNode
+from robocup3d_strategy.formation import load_formations
 from robocup3d_strategy.strategy_node import StrategyNode
 
 __all__ = ['main', 'player_namespace', 'player_parser']
@@ -93,6 +96,13 @@ def player_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d player``."""
     args, ros_args = player_parser().parse_known_args(argv)
+    try:  # a bad file stops the player before anything starts (the nodes check them again as they load)
+        load_robots_config('robots.yaml')
+        load_walk_config(args.walk_config)
+        load_formations('formations.yaml')
+    except ConfigError as exc:
+        print(f'robocup3d player: {exc}', file=sys.stderr)
+        return 2
     robot = args.robot or ('T1' if args.server == 'mujoco' else 'nao')
     common = [
         Parameter('server', value=args.server),

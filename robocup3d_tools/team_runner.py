@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.config_files import ConfigError, config_path, load_config
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
@@ -122,18 +122,17 @@ def team_parser() -> argparse.ArgumentParser:
 def load_team(args: argparse.Namespace) -> TeamConfig:
     """Team config from the arguments (file, then overrides), validated."""
     server = args.server or 'mujoco'
-    data = dict(load_config(args.config or f'team_{server}.yaml'))
+    path = config_path(args.config or f'team_{server}.yaml')
+    data = dict(load_config(path))
     if args.server:
         data['server'] = args.server
     for key in ('host', 'port', 'team'):
         if getattr(args, key) is not None:
             data[key] = getattr(args, key)
     if args.players is not None:
-        players = data.get('players')
-        keys = sorted(int(k) for k in (players if isinstance(players, (dict, list)) else []))[: args.players]
-        data['players'] = {k: players[k] if isinstance(players, dict) else {} for k in keys}
-    cfg = parse_team_config(data)
-    return cfg
+        cfg = parse_team_config(data, source=str(path))  # the whole file is checked first
+        data['players'] = {p.unum: {'robot': p.robot, 'type': p.robot_type} for p in cfg.players[: args.players]}
+    return parse_team_config(data, source=str(path))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,3 +40,21 @@ def test_tilt_follows_the_torso_through_a_walk() -> None:
     assert len(e) > 600
     assert np.median(e[:, 1]) < 3.0 and e[:, 1].max() < 8.0, (np.median(e[:, 1]), e[:, 1].max())
     assert np.median(e[:, 0]) < 3.0 and e[:, 0].max() < 8.0, (np.median(e[:, 0]), e[:, 0].max())
+
+
+def test_extreme_readings_are_left_out() -> None:
+    """A gyro of 1e200 rad/s raised OverflowError (issue 24); inf, nan and 1e308 m/s^2 tipped the estimate."""
+    lines = WALK.read_text().splitlines()[:100]
+    clean, bad = OrientationFilter(), OrientationFilter()
+    prev = None
+    for i, ln in enumerate(lines):
+        p = parse_percept(ln)
+        dt = 0.0 if prev is None else p.time - prev
+        prev = p.time
+        clean.update(p.gyro, p.accel, dt)
+        gyro = (1e200, 1e200, 1e200) if i == 40 else (math.nan, 0.0, 0.0) if i == 41 else p.gyro
+        accel = (1e308, -1e308, 0.0) if i == 42 else (math.inf, 0.0, 9.8) if i == 43 else p.accel
+        bad.update(gyro, accel, dt)
+    assert bad.rejected == 4 and clean.rejected == 0
+    assert np.all(np.isfinite(bad.rotation))
+    assert abs(bad.roll - clean.roll) < math.radians(1) and abs(bad.pitch - clean.pitch) < math.radians(1)

@@ -183,6 +183,21 @@ BAD_CONFIGS = {
     'unknown-server': ({'server': 'webots', 'players': [1]}, "server must be 'simspark' or 'mujoco'"),
     'team-name': (simspark_team([0, 1, 2], team='my team'), "team name 'my team'"),
     'wrong-robot': ({'server': 'simspark', 'robot': 'T1', 'players': [1]}, 'rcssserver3d runs the Nao only'),
+    # issue 24: each of these was accepted silently or ended in a traceback
+    'typo-tpye': (
+        {'server': 'simspark', 'players': {1: {'type': 0}, 2: {'tpye': 3}, 3: {'type': 2}}},
+        "bad.yaml: players.2: unknown key 'tpye'; allowed: robot, type",
+    ),
+    'type-zero': (simspark_team([0, 'zero', 2]), "players.2.type must be an integer (Nao type 0-4), got 'zero'"),
+    'type-1.9': (simspark_team([0, 1.9, 2]), 'players.2.type must be an integer (Nao type 0-4), got 1.9'),
+    'bare-number': (
+        {'server': 'simspark', 'players': {1: 5}},
+        'players.1: expected a mapping with the keys robot, type',
+    ),
+    'duplicate-number': ({'server': 'mujoco', 'players': [1, 1, 2]}, 'players: shirt number 1 is given twice'),
+    'port-99999': ({'server': 'mujoco', 'port': 99999, 'players': [1]}, 'port must be a port 1-65535, got 99999'),
+    'unknown-top-key': ({'sever': 'mujoco', 'players': [1]}, "unknown key 'sever'; allowed: host, players, port"),
+    'team-not-a-ros-name': ({'team': 'a-b', 'players': [1]}, "team name 'a-b' must start with a letter"),
 }
 
 
@@ -215,6 +230,22 @@ def test_cli_rejects_missing_and_broken_files(tmp_path: Path) -> None:
     not_a_mapping.write_text('- 1\n- 2\n')
     res = _cli('--config', str(not_a_mapping), '--log-dir', str(tmp_path / 'logs'), cwd=tmp_path)
     assert res.returncode == 2 and 'expected a mapping' in res.stderr, res.stderr
+    assert not (tmp_path / 'logs').exists()
+
+
+def test_cli_rejects_a_key_given_twice(tmp_path: Path) -> None:
+    """YAML keeps the last of two equal keys; a team file with player 1 twice is refused instead."""
+    dup = tmp_path / 'dup.yaml'
+    dup.write_text('server: simspark\nplayers:\n  1: {type: 0}\n  1: {type: 3}\n')
+    res = _cli('--config', str(dup), '--log-dir', str(tmp_path / 'logs'), cwd=tmp_path)
+    assert res.returncode == 2, res
+    assert f'{dup}: line 4: key 1 is given twice' in res.stderr, res.stderr
+    assert 'Traceback' not in res.stderr
+
+
+def test_cli_rejects_bad_port_option(tmp_path: Path) -> None:
+    res = _cli('--port', '99999', '--log-dir', str(tmp_path / 'logs'), cwd=tmp_path)
+    assert res.returncode == 2 and 'port must be a port 1-65535, got 99999' in res.stderr, res.stderr
     assert not (tmp_path / 'logs').exists()
 
 
