@@ -117,7 +117,7 @@ class FrameDecoder:
         self._buf.clear()
 
 
-class TolerantFrameDecoder:
+class TolerantFrameDecoder(FrameDecoder):
     """Incremental decoder for agent links that never raises and never buffers more than ``max_size``.
 
     ``feed`` returns the whole messages now complete, with :data:`DROPPED` (``None``) in the
@@ -127,14 +127,13 @@ class TolerantFrameDecoder:
     again even when the refused length was false. ``dropped`` counts the refusals.
     """
 
-    __slots__ = ('_buf', '_skipping', 'dropped', 'max_size')
+    __slots__ = ('_skipping', 'dropped')
 
     def __init__(self, max_size: int = AGENT_MAX_MESSAGE_SIZE) -> None:
         if max_size >= 1 << 24:
             raise ValueError(f'max_size {max_size} must be below 16 MB (the NUL-led prefix rule)')
-        self._buf = bytearray()
+        super().__init__(max_size)
         self._skipping = False
-        self.max_size = max_size
         self.dropped = 0
 
     def feed(self, data: bytes) -> list[bytes | None]:
@@ -171,12 +170,7 @@ class TolerantFrameDecoder:
             del buf[:pos]
         return out
 
-    @property
-    def pending(self) -> int:
-        """Number of buffered bytes that do not yet form a whole message."""
-        return len(self._buf)
-
     def clear(self) -> None:
         """Drop buffered bytes (after a reconnect)."""
-        self._buf.clear()
+        super().clear()
         self._skipping = False
