@@ -16,7 +16,7 @@ the deadline without a fresh joint command) during the phase. Each figure is als
 ratio to the standing player of the same run, so noisy machines compare fairly.
 
     PYTHONPATH=. python bench/bench_cycle.py [--robots T1 K1] [--seconds 30]
-    PYTHONPATH=. python bench/bench_cycle.py --server simspark --types 0 1 2 3 4
+    PYTHONPATH=. python bench/bench_cycle.py --server simspark --types 0 1 2 3 4 [--realtime]
 
 RCSSServerMJ runs the T1/K1; rcssserver3d (``--server simspark``, when it is on PATH) the Nao types.
 """
@@ -128,10 +128,12 @@ def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int) -> Phase
     return meter.finish()
 
 
-def bench(robot: str, seconds: float, seed: int, server: str, robot_type: int, world_model: bool) -> dict[str, Phase]:
+def bench(
+    robot: str, seconds: float, seed: int, server: str, robot_type: int, world_model: bool, realtime: bool = False
+) -> dict[str, Phase]:
     """Standing, then walking, in one session."""
     args = ('--world-model',) if world_model else ()
-    with SimSession(robot, server=server, robot_type=robot_type, player_args=args) as s:
+    with SimSession(robot, server=server, robot_type=robot_type, player_args=args, fast=not realtime) as s:
         diag = _Diagnostics(s)
         return {'stand': _stand(s, diag, seconds), 'walk': _walk(s, diag, seconds, seed)}
 
@@ -152,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seconds', type=float, default=30.0, help='server seconds of each phase')
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--world-model', action='store_true', help='run the world model in the player too')
+    ap.add_argument(
+        '--realtime',
+        action='store_true',
+        help="the server at a match's pace (default: sync mode, as fast as the player answers, which spreads "
+        'the per-second costs of the executor and diagnostics over more cycles)',
+    )
     args = ap.parse_args(argv)
     if args.server == 'simspark' and shutil.which('rcssserver3d') is None:
         print('rcssserver3d is not on PATH: nothing to measure')
@@ -160,8 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for robot, robot_type in runs:
         t0 = time.monotonic()
-        rows.append((robot, bench(robot, args.seconds, args.seed, args.server, robot_type, args.world_model)))
+        phases = bench(robot, args.seconds, args.seed, args.server, robot_type, args.world_model, args.realtime)
+        rows.append((robot, phases))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
+    print('server in real time' if args.realtime else 'server in sync mode, as fast as the player answers')
     print(
         'robot | phase | cycles | player CPU ms/cycle | x stand | latency p50 ms | p99 ms | p99 x stand '
         '| late replies | falls'
