@@ -144,7 +144,7 @@ class Sim:
     def poll(self, timeout: float = 0.0) -> None:
         """Drain the monitor stream (it must be read or the server's send buffer fills)."""
         for _ in range(100):
-            batch = self.trainer.link.receive(timeout)
+            batch = self.trainer.receive(timeout)
             if not batch:
                 return
             timeout = 0.0
@@ -245,7 +245,7 @@ class NaoAgent:
         while not msgs:
             if time.monotonic() > deadline:
                 raise LinkDown('no message from the server for 10 s')
-            msgs = self.link.receive(0.5)
+            msgs = [m for m in self.link.receive(0.5) if m is not None]  # None: a frame dropped unread
             self.sim.poll()
         p = parse_percept(
             msgs[-1], 'simspark'

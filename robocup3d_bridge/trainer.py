@@ -30,6 +30,7 @@ from collections.abc import Callable
 from numbers import Real
 from typing import Self
 
+from robocup3d_bridge.framing import MAX_MESSAGE_SIZE
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp
@@ -460,7 +461,8 @@ class TrainerClient:
         connect_timeout: float = 2.0,
     ) -> None:
         self.dialect = _dialect(dialect)
-        self.link = ServerLink(host, port, connect_timeout)
+        # a full scene is ~100 kB (rcssserver3d) and grows with the robots: the agents' 64 kB cap is too small
+        self.link = ServerLink(host, port, connect_timeout, max_message=MAX_MESSAGE_SIZE)
         self.state = MonitorState()
 
     # -- connection
@@ -480,6 +482,10 @@ class TrainerClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def receive(self, timeout: float | None) -> list[bytes]:
+        """Wait up to ``timeout`` s for monitor messages and return them unparsed (none above 4 MB)."""
+        return [m for m in self.link.receive(timeout) if m is not None]
+
     def poll(self, timeout: float = 0.0) -> int:
         """Wait up to ``timeout`` s for monitor messages, apply all that arrived; return how many.
 
@@ -490,7 +496,7 @@ class TrainerClient:
         count = 0
         for _ in range(_MAX_DRAIN):
             wait = max(0.0, deadline - time.monotonic()) if count == 0 else 0.0
-            batch = self.link.receive(wait)
+            batch = self.receive(wait)
             self._apply(batch)
             count += len(batch)
             if (count and not batch) or (not count and time.monotonic() >= deadline):

@@ -221,7 +221,7 @@ class SimSession:
     def _poll_simspark(self) -> None:
         """Read the rcssserver3d monitor stream: game time (cycles) and requested full scenes (pose)."""
         trainer = self.trainer
-        for msg in trainer.link.receive(0.0):
+        for msg in trainer.receive(0.0):
             with contextlib.suppress(ValueError):
                 parse_monitor_message(msg, Dialect.SIMSPARK, trainer.state)
             gt = trainer.state.game_time

@@ -568,3 +568,32 @@ def test_live_rcssservermj(mj_server: tuple[int, int]) -> None:
         client.close()
         if agent.is_alive():
             agent.join(2.0)
+
+
+def test_the_trainer_reads_monitor_messages_far_above_an_agent_message() -> None:
+    """A 7 v 7 full scene is far above the agents' 64 kB cap: the trainer still reads it (a 3 v 3 match
+    stopped with 'monitor message must be str or bytes, got NoneType' when the cap applied to it)."""
+    line = max(MUJOCO_MONITOR.read_text().splitlines(), key=len)
+    big = line.replace('(nd ', '(nd ' + ' ' * 300_000, 1)  # white space only: the same message, bigger
+    assert len(big) > 256 * 1024
+    server = socket.create_server(('127.0.0.1', 0))
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(frame(big))
+            time.sleep(1.0)
+
+    threading.Thread(target=serve, daemon=True).start()
+    trainer = TrainerClient('127.0.0.1', port, Dialect.MUJOCO)
+    trainer.connect()
+    try:
+        deadline = time.monotonic() + 5.0
+        while trainer.state.messages == 0 and time.monotonic() < deadline:
+            trainer.poll(0.2)
+        assert trainer.state.messages == 1
+        assert trainer.state.server_time is not None
+    finally:
+        trainer.close()
+        server.close()

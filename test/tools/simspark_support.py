@@ -115,7 +115,7 @@ class Server:
         """Read the monitor stream (it must be read, or the server's send buffer fills)."""
         from robocup3d_bridge.trainer import parse_monitor_message  # noqa: PLC0415
 
-        for msg in self.trainer.link.receive(timeout):
+        for msg in self.trainer.receive(timeout):
             with contextlib.suppress(ValueError):
                 parse_monitor_message(msg, 'simspark', self.trainer.state)
             if b'(RSG ' in msg[:20000]:
