@@ -34,7 +34,7 @@ setup(
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray'],
+        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy'],
     },
     zip_safe=True,
     maintainer='robocup3d developers',

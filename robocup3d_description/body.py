@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
+from pathlib import Path
 
 from robocup3d_description.robots import MUJOCO_ROBOTS, NAO_TYPES, rcsssmj_robot_xml
 
@@ -43,6 +44,21 @@ _IDENTITY: Quat = (1.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
+class Shape:
+    """A piece of a link's geometry as the server builds it, in the link frame (m).
+
+    ``kind``: ``box`` (``size`` = x, y, z lengths), ``sphere`` (radius), ``capsule`` (radius, length of
+    its cylinder along z) or ``mesh`` (``mesh`` = the file, ``size`` = x, y, z scale).
+    """
+
+    kind: str
+    size: tuple[float, ...]
+    origin: Vec3 = (0.0, 0.0, 0.0)
+    rotation: Quat = (1.0, 0.0, 0.0, 0.0)
+    mesh: str = ''
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
     """One rigid link and the joint that attaches it to its parent.
 
@@ -58,6 +74,7 @@ class Link:
     mass: float = 0.0
     com: Vec3 = (0.0, 0.0, 0.0)  # centre of mass in link frame
     inertia: tuple[float, float, float, float, float, float] = (0.0,) * 6  # ixx iyy izz ixy ixz iyz
+    shapes: tuple[Shape, ...] = ()  # what it looks like (the server's visual geometry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,21 +188,33 @@ def _sub(a: Vec3, b: Vec3) -> Vec3:
     return (round(a[0] - b[0], 12) + 0.0, round(a[1] - b[1], 12) + 0.0, round(a[2] - b[2], 12) + 0.0)
 
 
-def _box_inertia(mass: float, rsg_size: Vec3) -> tuple[float, float, float, float, float, float]:
+@dataclass(frozen=True, slots=True)
+class _Solid:
+    """A link's inertia about its centre and its shape (centred on it; ``None``: nothing to draw)."""
+
+    inertia: tuple[float, float, float, float, float, float]
+    shape: Shape | None
+
+
+def _box(mass: float, rsg_size: Vec3) -> _Solid:
     lx, ly, lz = (abs(v) for v in _rsg(*rsg_size))
     k = mass / 12.0
-    return (k * (ly * ly + lz * lz), k * (lx * lx + lz * lz), k * (lx * lx + ly * ly), 0.0, 0.0, 0.0)
+    inertia = (k * (ly * ly + lz * lz), k * (lx * lx + lz * lz), k * (lx * lx + ly * ly), 0.0, 0.0, 0.0)
+    return _Solid(inertia, Shape('box', (lx, ly, lz)))
 
 
-def _sphere_inertia(mass: float, radius: float) -> tuple[float, float, float, float, float, float]:
+def _sphere(mass: float, radius: float) -> _Solid:
     i = 0.4 * mass * radius * radius
-    return (i, i, i, 0.0, 0.0, 0.0)
+    return _Solid((i, i, i, 0.0, 0.0, 0.0), Shape('sphere', (radius,)))
 
 
-def _capsule_inertia(mass: float, radius: float, length: float) -> tuple[float, float, float, float, float, float]:
-    """Solid cylinder approximation of a z-axis capsule (the neck; 50 g, so it hardly matters)."""
+def _capsule(mass: float, radius: float, length: float) -> _Solid:
+    """Solid cylinder approximation of a z-axis capsule's inertia (the neck; 50 g, so it hardly matters)."""
     side = mass * (3.0 * radius * radius + length * length) / 12.0
-    return (side, side, 0.5 * mass * radius * radius, 0.0, 0.0, 0.0)
+    return _Solid((side, side, 0.5 * mass * radius * radius, 0.0, 0.0, 0.0), Shape('capsule', (radius, length)))
+
+
+_NOTHING = _Solid((0.0,) * 6, None)
 
 
 class _NaoBuilder:
@@ -204,7 +233,7 @@ class _NaoBuilder:
         axis_rsg: Vec3,
         centre_rsg: Vec3,
         mass: float,
-        inertia: tuple[float, ...],
+        solid: _Solid,
     ) -> None:
         anchor, centre = _rsg(*anchor_rsg), _rsg(*centre_rsg)
         n = math.sqrt(sum(a * a for a in axis_rsg))
@@ -221,7 +250,8 @@ class _NaoBuilder:
                 axis,
                 mass,  # type: ignore[arg-type]
                 _sub(centre, anchor),
-                tuple(inertia),
+                solid.inertia,
+                () if solid.shape is None else (replace(solid.shape, origin=_sub(centre, anchor)),),
             )
         )  # type: ignore[arg-type]
 
@@ -234,7 +264,7 @@ def nao_body(robot_type: int = 0) -> Body:
     g = NAO_GEOMETRY[robot_type]
     b = _NaoBuilder()
     zero: Vec3 = (0.0, 0.0, 0.0)
-    b.add('torso', '', '', zero, (0, 0, 1), zero, _TORSO_MASS, _box_inertia(_TORSO_MASS, _TORSO_BOX))
+    b.add('torso', '', '', zero, (0, 0, 1), zero, _TORSO_MASS, _box(_TORSO_MASS, _TORSO_BOX))
     neck = (0.0, 0.0, _NECK_Z)
     b.add(
         'neck',
@@ -244,7 +274,7 @@ def nao_body(robot_type: int = 0) -> Body:
         (0, 0, 1),
         neck,
         _NECK_MASS,
-        _capsule_inertia(_NECK_MASS, _NECK_RADIUS, _NECK_LENGTH),
+        _capsule(_NECK_MASS, _NECK_RADIUS, _NECK_LENGTH),
     )
     head = (0.0, 0.0, _NECK_Z + _HEAD_REL_NECK_Z)
     b.add(
@@ -255,9 +285,9 @@ def nao_body(robot_type: int = 0) -> Body:
         (1, 0, 0),
         head,
         _HEAD_MASS,
-        _sphere_inertia(_HEAD_MASS, _HEAD_RADIUS),
+        _sphere(_HEAD_MASS, _HEAD_RADIUS),
     )
-    b.add('camera', 'head', '', head, (0, 0, 1), head, 0.0, (0.0,) * 6)  # RestrictedVisionPerceptor sits in the head
+    b.add('camera', 'head', '', head, (0, 0, 1), head, 0.0, _NOTHING)  # RestrictedVisionPerceptor sits in the head
     for lr, s in ((-1.0, 'l'), (1.0, 'r')):  # rsg LRFactor: -1 left, +1 right
         sh = (lr * _SHOULDER_REL_TORSO[0], _SHOULDER_REL_TORSO[1], _SHOULDER_REL_TORSO[2])
         b.add(
@@ -268,7 +298,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (1, 0, 0),
             sh,
             _SHOULDER_MASS,
-            _sphere_inertia(_SHOULDER_MASS, _SMALL_SPHERE_RADIUS),
+            _sphere(_SHOULDER_MASS, _SMALL_SPHERE_RADIUS),
         )
         ua = (sh[0] + lr * _UPPERARM_REL_SHOULDER[0], sh[1] + _UPPERARM_REL_SHOULDER[1], sh[2])
         b.add(
@@ -279,7 +309,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (0, 0, 1),
             ua,
             _UPPERARM_MASS,
-            _box_inertia(_UPPERARM_MASS, _UPPERARM_BOX),
+            _box(_UPPERARM_MASS, _UPPERARM_BOX),
         )
         el = (ua[0] + lr * _ELBOW_REL_UPPERARM_XZ[0], ua[1] + g.elbow_rel_upperarm_y, ua[2] + _ELBOW_REL_UPPERARM_XZ[1])
         b.add(
@@ -290,7 +320,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (0, 1, 0),
             el,
             _ELBOW_MASS,
-            _sphere_inertia(_ELBOW_MASS, _SMALL_SPHERE_RADIUS),
+            _sphere(_ELBOW_MASS, _SMALL_SPHERE_RADIUS),
         )
         la = (el[0], el[1] + _LOWERARM_REL_ELBOW_Y, el[2])
         b.add(
@@ -301,7 +331,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (0, 0, 1),
             la,
             _LOWERARM_MASS,
-            _box_inertia(_LOWERARM_MASS, _LOWERARM_BOX),
+            _box(_LOWERARM_MASS, _LOWERARM_BOX),
         )
 
         hip = (lr * g.hip1_rel_torso_x, _HIP1_REL_TORSO_Y, g.hip1_rel_torso_z)
@@ -313,7 +343,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (-1, 0, lr),
             hip,
             _HIP1_MASS,
-            _sphere_inertia(_HIP1_MASS, _SMALL_SPHERE_RADIUS),
+            _sphere(_HIP1_MASS, _SMALL_SPHERE_RADIUS),
         )
         b.add(
             f'{s}hip2',
@@ -323,12 +353,10 @@ def nao_body(robot_type: int = 0) -> Body:
             (0, 1, 0),
             hip,
             _HIP2_MASS,
-            _sphere_inertia(_HIP2_MASS, _SMALL_SPHERE_RADIUS),
+            _sphere(_HIP2_MASS, _SMALL_SPHERE_RADIUS),
         )
         th = (hip[0], hip[1] + _THIGH_REL_HIP2_Y, hip[2] + g.thigh_rel_hip2_z)
-        b.add(
-            f'{s}thigh', f'{s}hip2', f'{s}lj3', hip, (1, 0, 0), th, _THIGH_MASS, _box_inertia(_THIGH_MASS, _THIGH_BOX)
-        )
+        b.add(f'{s}thigh', f'{s}hip2', f'{s}lj3', hip, (1, 0, 0), th, _THIGH_MASS, _box(_THIGH_MASS, _THIGH_BOX))
         sk = (th[0], th[1] + _SHANK_REL_THIGH[0], th[2] + _SHANK_REL_THIGH[1])
         b.add(
             f'{s}shank',
@@ -338,7 +366,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (1, 0, 0),
             sk,
             _SHANK_MASS,
-            _box_inertia(_SHANK_MASS, _SHANK_BOX),
+            _box(_SHANK_MASS, _SHANK_BOX),
         )
         an = (sk[0], sk[1] + _ANKLE_REL_SHANK_Y, sk[2] + g.ankle_rel_shank_z)
         b.add(
@@ -349,7 +377,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (1, 0, 0),
             an,
             _ANKLE_MASS,
-            _sphere_inertia(_ANKLE_MASS, _SMALL_SPHERE_RADIUS),
+            _sphere(_ANKLE_MASS, _SMALL_SPHERE_RADIUS),
         )
         if g.toe_length:  # naolegtoe.rsg
             foot_len = _FOOT_LENGTH - g.toe_length
@@ -368,7 +396,7 @@ def nao_body(robot_type: int = 0) -> Body:
             (0, 1, 0),
             ft,
             foot_mass,
-            _box_inertia(foot_mass, (_FOOT_X, foot_len, _FOOT_Z)),
+            _box(foot_mass, (_FOOT_X, foot_len, _FOOT_Z)),
         )
         if g.toe_length:
             toe = (ft[0], ft[1] + _FOOT_LENGTH * 0.5, ft[2] - 0.005)
@@ -381,7 +409,7 @@ def nao_body(robot_type: int = 0) -> Body:
                 (1, 0, 0),
                 toe,
                 toe_mass,
-                _box_inertia(toe_mass, (_FOOT_X, g.toe_length, _TOE_Z)),
+                _box(toe_mass, (_FOOT_X, g.toe_length, _TOE_Z)),
             )
     legs = []
     for s in 'lr':
@@ -428,7 +456,26 @@ def _mj_inertia(quat: tuple[float, ...], diag: tuple[float, ...]) -> tuple[float
     return (m[0][0], m[1][1], m[2][2], m[0][1], m[0][2], m[1][2])
 
 
-def _parse_mjcf_body(name: str, root: ET.Element) -> Body:
+def _mesh_files(root: ET.Element, base: Path) -> dict[str, str]:
+    """Mesh name -> file path, as MuJoCo resolves them (the compiler's ``meshdir`` under ``base``)."""
+    compiler = root.find('compiler')
+    meshdir = base / (compiler.get('meshdir', '') if compiler is not None else '')
+    return {m.get('name') or Path(m.get('file', '')).stem: str(meshdir / m.get('file', '')) for m in root.iter('mesh')}
+
+
+def _visuals(elem: ET.Element, meshes: dict[str, str]) -> tuple[Shape, ...]:
+    """A body's visual mesh geoms (class ``visual``) as shapes in its frame."""
+    out = []
+    for geom in elem.findall('geom'):
+        mesh = geom.get('mesh')
+        if geom.get('class') == 'visual' and mesh in meshes:
+            pos = _floats(geom.get('pos'), 3, (0.0, 0.0, 0.0))
+            out.append(Shape('mesh', (1.0, 1.0, 1.0), pos, _floats(geom.get('quat'), 4, _IDENTITY), meshes[mesh]))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _parse_mjcf_body(name: str, root: ET.Element, base: Path = Path()) -> Body:
+    meshes = _mesh_files(root, base)
     canonical = {
         s.get('joint', ''): s.get('name', '')[2:] for s in root.iter('jointpos') if s.get('name', '').startswith('q_')
     }
@@ -471,7 +518,8 @@ def _parse_mjcf_body(name: str, root: ET.Element) -> Body:
                     _floats(inertial.get('quat'), 4, _IDENTITY),
                     _floats(inertial.get('diaginertia'), 3, (0.0, 0.0, 0.0)),
                 )
-        links.append(Link(body_name, parent, joint, origin, rotation, axis, mass, com, inertia))  # type: ignore[arg-type]
+        shapes = _visuals(elem, meshes)
+        links.append(Link(body_name, parent, joint, origin, rotation, axis, mass, com, inertia, shapes))  # type: ignore[arg-type]
         for site in elem.findall('site'):
             if site.get('name') == 'camera':
                 camera = (body_name, _floats(site.get('pos'), 3, (0.0, 0.0, 0.0)))  # type: ignore[assignment]
@@ -512,7 +560,8 @@ def mujoco_body(name: str) -> Body:
     """Booster ``T1`` or ``K1`` from the installed RCSSServerMJ ``robot.xml``."""
     if name not in MUJOCO_ROBOTS:
         raise ValueError(f'RCSSServerMJ robot must be one of {MUJOCO_ROBOTS}, got {name!r}')
-    return _parse_mjcf_body(name, ET.parse(rcsssmj_robot_xml(name)).getroot())
+    xml = rcsssmj_robot_xml(name)
+    return _parse_mjcf_body(name, ET.parse(xml).getroot(), xml.parent)
 
 
 def body_for(robot: str, robot_type: int = 0) -> Body:

@@ -1,6 +1,9 @@
 """URDF text for a robot model, from ``body.py`` geometry and ``robots.py`` limits.
 
-Kinematics and inertials only (no meshes or collision shapes). Link names are
+Kinematics, inertials and what each link looks like: the Nao's boxes, spheres and
+capsules of rcssserver3d's ``.rsg`` files as ``<visual>`` and ``<collision>``; the T1/K1
+meshes that the installed ``rcsssmj`` ships, as ``file://`` URIs of their STL files
+(visuals). URDF has no capsule: one is drawn as a cylinder and two spheres. Link names are
 the model's (``torso`` at the root, a fixed ``camera`` link); joints take the
 canonical names (``llj3`` ...). Limits, speeds and torques come from
 ``robots.py``; a speed or torque the server does not limit is written as
@@ -13,11 +16,13 @@ CLI: ``python -m robocup3d_description.urdf ROBOT [--type N] > robot.urdf`` with
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
-from robocup3d_description.body import Body, body_for
+from robocup3d_description.body import Body, Shape, body_for
 from robocup3d_description.kinematics import quat_matrix
 from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
 
@@ -47,12 +52,49 @@ def _spec(body: Body) -> RobotSpec:
     return nao(int(body.name[3:])) if body.name.startswith('nao') else mujoco_robot(body.name)
 
 
+def _geometries(shape: Shape) -> list[tuple[tuple[float, float, float], ET.Element]]:
+    """URDF geometry elements of a shape, each with its offset along the shape's z axis."""
+    geom = ET.Element('geometry')
+    if shape.kind == 'box':
+        ET.SubElement(geom, 'box', size=_vec(shape.size))
+    elif shape.kind == 'sphere':
+        ET.SubElement(geom, 'sphere', radius=_num(shape.size[0]))
+    elif shape.kind == 'mesh':
+        ET.SubElement(geom, 'mesh', filename=Path(shape.mesh).resolve().as_uri(), scale=_vec(shape.size))
+    elif shape.kind == 'capsule':
+        radius, length = shape.size
+        ET.SubElement(geom, 'cylinder', radius=_num(radius), length=_num(length))
+        out = [((0.0, 0.0, 0.0), geom)]
+        for end in (-0.5 * length, 0.5 * length):
+            cap = ET.Element('geometry')
+            ET.SubElement(cap, 'sphere', radius=_num(radius))
+            out.append(((0.0, 0.0, end), cap))
+        return out
+    else:
+        raise ValueError(f'unknown shape kind {shape.kind!r}')
+    return [((0.0, 0.0, 0.0), geom)]
+
+
+def _add_shapes(el: ET.Element, shapes: tuple[Shape, ...]) -> None:
+    """``<visual>`` for every shape, and ``<collision>`` for the primitive ones (the server's own)."""
+    for shape in shapes:
+        r = quat_matrix(shape.rotation)
+        for offset, geom in _geometries(shape):
+            xyz = tuple(shape.origin[i] + float(r[i] @ offset) for i in range(3))
+            tags = ('visual',) if shape.kind == 'mesh' else ('visual', 'collision')
+            for tag in tags:
+                part = ET.SubElement(el, tag)
+                ET.SubElement(part, 'origin', xyz=_vec(xyz), rpy=_vec(_rpy(shape.rotation)))
+                part.append(copy.deepcopy(geom))
+
+
 def urdf_string(body: Body) -> str:
     """The URDF document for ``body`` (see ``body_for``)."""
     spec = _spec(body).by_name
     robot = ET.Element('robot', name=body.name)
     for link in body.links:
         el = ET.SubElement(robot, 'link', name=link.name)
+        _add_shapes(el, link.shapes)
         if link.mass > 0.0:
             inertial = ET.SubElement(el, 'inertial')
             ET.SubElement(inertial, 'origin', xyz=_vec(link.com), rpy='0 0 0')
