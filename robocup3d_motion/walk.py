@@ -236,7 +236,16 @@ class WalkEngine:
     def set_params(self, params: WalkParams) -> None:
         """Switch parameter sets (the limits at the next step, the gait values at once)."""
         self.params = params
+        self._blended: tuple[float, WalkParams] | None = None  # the last blend towards ``params.fast``
         self._use_gait(params)
+
+    def _gait_for(self, w: float) -> WalkParams:
+        """The set blended ``w`` of the way towards its fast part; made again only when ``w`` changes."""
+        if w <= 0.0:
+            return self.params
+        if self._blended is None or self._blended[0] != w:
+            self._blended = (w, blend_params(self.params, self.params.fast, w))
+        return self._blended[1]
 
     def _use_gait(self, gait: WalkParams) -> None:
         """Take the gait values of the step under way: ``params``, or blended towards ``params.fast``."""
@@ -317,7 +326,9 @@ class WalkEngine:
         sw += _limit(cw - sw, -a.accel_w, a.accel_w)
         self.speed = (sx, sy, sw)
         w = boost_weight(p, (sx, sy, sw - (1.0 - p.boost_hold) * hold))
-        self._use_gait(blend_params(self.params, self.params.fast, w) if w > 0.0 else self.params)
+        gait = self._gait_for(w)
+        if gait is not self.gait:
+            self._use_gait(gait)
         p = self.gait
         resting = all(abs(f.x) < 1e-4 and abs(f.y) < 1e-4 and abs(f.yaw) < 1e-3 for f in self.feet.values())
         if all(abs(v) < 1e-6 for v in self.speed) and resting and all(abs(c) < 1e-6 for c in self.command):
