@@ -117,7 +117,7 @@ def getup_space(
             d = float(step.get(kind, step.get('default', 10.0))) * 2.0
             v = min(max(params[n], a), b)
             start.append(v)
-            lo.append(max(a, v - d))
+            lo.append(a if kind == 'wait' else max(a, v - d))  # a wait may shrink all the way: that is the point
             hi.append(min(b, v + d))
         return GetupSpace(robot, skill, names, tuple(start), tuple(lo), tuple(hi), params, {})
     path = DATA_DIR / robot / f'getup_{skill}.yaml'
