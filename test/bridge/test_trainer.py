@@ -39,12 +39,11 @@ from robocup3d_bridge.trainer import (
     build_set_time,
     parse_monitor_message,
 )
-from robocup3d_tools.servers import stop_process
+from robocup3d_tools.servers import start_mujoco_server, stop_process
 
 CAPTURES = Path('/work/shared/captures')
 SIMSPARK_MONITOR = CAPTURES / 'simspark' / 'match_monitor_port3200.txt'
 MUJOCO_MONITOR = CAPTURES / 'rcssservermj' / 'monitor_rsmp.txt'
-SERVER_BIN = Path('/opt/r3d/bin/rcssservermj')
 
 
 def _lines(path: Path) -> list[str]:
@@ -508,23 +507,17 @@ class _RawAgent(threading.Thread):
 
 @pytest.fixture
 def mj_server(tmp_path: Path):
-    if not SERVER_BIN.exists():
-        pytest.skip('rcssservermj not installed')
+    """RCSSServerMJ as our tools start it, on free loopback ports (skips without rcsssmj)."""
     aport, mport = _free_port(), _free_port()
-    out = (tmp_path / 'server.out').open('w')
-    proc = subprocess.Popen(
-        [str(SERVER_BIN), '--host', '127.0.0.1', '--aport', str(aport), '--mport', str(mport), '--no-render'],
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
+    try:
+        proc = start_mujoco_server(tmp_path, aport, mport)
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
     try:
         _wait_for_port(mport, proc, 20.0)
         yield aport, mport
     finally:
         stop_process(proc)
-        out.close()
 
 
 @pytest.mark.server
