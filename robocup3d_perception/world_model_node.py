@@ -25,6 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
@@ -101,6 +102,8 @@ class WorldModelNode(Node):
             self.create_subscription(Odometry, 'odom', self._on_odom, 50)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
         self.create_subscription(String, 'hear', self._on_hear, 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_timer(1.0, self._publish_diagnostics)
         self._walk: tuple[float, float, float, float] | None = None  # (t, vx, vy, wz) from the walk
         self._last_imu_t: float | None = None
         self.get_logger().info(
@@ -134,6 +137,22 @@ class WorldModelNode(Node):
         self._reports.append(report)
         del self._reports[:-20]
         self.heard += 1
+
+    def _publish_diagnostics(self) -> None:
+        """What the world model heard (by outcome) and its update time, once a second."""
+        cpu = sorted(self.cpu) or [0.0]
+        values = {f'hear/{k}': n for k, n in self.hear_outcomes.items()}
+        values['update_p50_ms'] = f'{1e3 * cpu[len(cpu) // 2]:.3f}'
+        status = DiagnosticStatus(
+            level=DiagnosticStatus.OK,
+            name=f'{self.get_namespace().rstrip("/")}/world_model',
+            message='localizing' if self.model.time is not None else 'waiting for percepts',
+            hardware_id=f'{self.team}/{self.unum}',
+            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+        )
+        arr = DiagnosticArray(status=[status])
+        arr.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(arr)
 
     def _input(self, stamp: object, **kw: object) -> CycleInput:
         reports, self._reports = tuple(self._reports), []

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from std_msgs.msg import String
@@ -57,6 +58,14 @@ def test_teammates_share_ball_and_position(two_players, observer) -> None:
         observer.watch(Odometry, f'/{TEAM}/p{unum}/ball')
         observer.watch(String, f'/{TEAM}/p{unum}/players')
         observer.watch(String, f'/{TEAM}/p{unum}/say')
+    wm2: list[object] = []
+    observer.node.create_subscription(
+        DiagnosticArray,
+        '/diagnostics',
+        lambda m: wm2.append(m) if m.status and m.status[0].name == f'/{TEAM}/p2/world_model' else None,
+        10,
+    )
+    observer.messages['/diagnostics_world_model_2'] = wm2
     seen_by_2: list[object] = []
     observer.node.create_subscription(PointStamped, f'/{TEAM}/p2/vision/ball', seen_by_2.append, 10)
     assert observer.spin_until(lambda: all(observer.last(f'/{TEAM}/p{u}/players') is not None for u in (1, 2)), 60), (
@@ -88,3 +97,8 @@ def test_teammates_share_ball_and_position(two_players, observer) -> None:
     assert said[1] > 0 and said[2] > 0, report
     assert ball_error_2() < 0.3, report
     assert teammate_2_error() < 0.3, report
+    # what player 2's world model heard is on /diagnostics: its teammate's messages taken in
+    heard = observer.last('/diagnostics_world_model_2')
+    assert heard is not None, 'no world model diagnostics from player 2'
+    values = {v.key: v.value for v in heard.status[0].values}
+    assert int(values['hear/taken']) > 0 and int(values['hear/other_team']) == 0, values
