@@ -49,6 +49,7 @@ def _team(context, *_):
                 name=f'player{p.unum}',
                 arguments=args,
                 output='screen',
+                additional_env={'ROBOCUP3D_TEAM_SECRET': cfg.secret} if cfg.secret else None,
                 respawn=True,
                 respawn_delay=1.0,
             )

@@ -13,10 +13,14 @@ The characters are the base-89 digits of one 64-bit word::
     5     speaker heading (11.25-degree steps)
     10+10 ball x, y (team frame, as above)
     4     ball age at the say (0.1 s steps; 15: no ball known)
-    7     check: a hash of the team name and the 57 bits above
+    7     check: an HMAC-SHA256 of the team name and the 57 bits above, keyed by the
+          team's secret (the team file's ``secret``, never sent); without a secret, a
+          hash of the team name and the bits
 
 RCSSServerMJ lets both teams hear every message and sends no team name: the check
-turns away the other team's messages (and any garbled one) but 1 in 128.
+turns away the other team's messages (and any garbled one) but 1 in 128. Without a
+secret an opponent who knows our name can make the check; with one it cannot, and a
+forger's guess passes 1 in 128 (the world model also drops stale and implausible reports).
 Positions are in the team frame (+x towards the goal we attack), which all
 teammates share. The receiver dates the message from the stamp: it was said
 ``(cycle_now - stamp) mod 16`` cycles ago (both servers deliver in 2 cycles).
@@ -28,6 +32,8 @@ other and each one is heard every ``period`` cycles.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import zlib
 from dataclasses import dataclass
@@ -36,6 +42,7 @@ __all__ = [
     'ALPHABET',
     'CYCLE',
     'MESSAGE_LENGTH',
+    'SECRET_ENV',
     'TeamMessage',
     'TeammateReport',
     'decode',
@@ -48,6 +55,8 @@ __all__ = [
 
 ALPHABET = ''.join(ch for ch in map(chr, range(0x21, 0x7F)) if ch not in '()"\'\\')
 MESSAGE_LENGTH = 10
+#: the environment variable a player reads its team's secret from (the team runner sets it from the team file)
+SECRET_ENV = 'ROBOCUP3D_TEAM_SECRET'
 CYCLE = 0.02  # s, one server cycle on both servers
 _BASE = len(ALPHABET)  # 89
 _INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
@@ -110,12 +119,19 @@ def _uncoord(i: int) -> float:
     return i * _STEP - _RANGE
 
 
-def _check(team: str, data: int) -> int:
-    return zlib.crc32(team.encode('utf-8') + data.to_bytes(8, 'big')) & ((1 << _CHECK_BITS) - 1)
+def _check(team: str, data: int, secret: str = '') -> int:
+    """The 7-bit check: an HMAC-SHA256 keyed by the team's ``secret``, or without one a hash of the team name."""
+    payload = team.encode('utf-8') + data.to_bytes(8, 'big')
+    if secret:
+        return hmac.new(secret.encode('utf-8'), payload, hashlib.sha256).digest()[0] & ((1 << _CHECK_BITS) - 1)
+    return zlib.crc32(payload) & ((1 << _CHECK_BITS) - 1)
 
 
-def encode(msg: TeamMessage, team: str) -> str:
-    """The 10-character ``say`` text of ``msg`` for ``team``. Raises ``ValueError`` on a bad unum."""
+def encode(msg: TeamMessage, team: str, secret: str = '') -> str:
+    """The 10-character ``say`` text of ``msg`` for ``team``, checked with its ``secret``.
+
+    Raises ``ValueError`` on a bad unum.
+    """
     if not 1 <= msg.unum <= 15:
         raise ValueError(f'unum {msg.unum} does not fit the message (1-15)')
     heading = round((msg.heading % (2 * math.pi)) / (2 * math.pi) * 32) % 32
@@ -138,7 +154,7 @@ def encode(msg: TeamMessage, team: str) -> str:
     data = 0
     for name, bits in _FIELDS:
         data = (data << bits) | values[name]
-    word = (data << _CHECK_BITS) | _check(team, data)
+    word = (data << _CHECK_BITS) | _check(team, data, secret)
     chars = []
     for _ in range(MESSAGE_LENGTH):
         word, digit = divmod(word, _BASE)
@@ -146,8 +162,8 @@ def encode(msg: TeamMessage, team: str) -> str:
     return ''.join(reversed(chars))
 
 
-def decode(text: str, team: str) -> TeamMessage | None:
-    """The message in ``text`` if it is one of ``team``'s, else ``None`` (never raises)."""
+def decode(text: str, team: str, secret: str = '') -> TeamMessage | None:
+    """The message in ``text`` if it is one of ``team``'s (keyed by its ``secret``), else ``None`` (never raises)."""
     if len(text) != MESSAGE_LENGTH:
         return None
     word = 0
@@ -159,7 +175,7 @@ def decode(text: str, team: str) -> TeamMessage | None:
     if word >= 1 << 64:
         return None
     data = word >> _CHECK_BITS
-    if word & ((1 << _CHECK_BITS) - 1) != _check(team, data):
+    if word & ((1 << _CHECK_BITS) - 1) != _check(team, data, secret):
         return None
     values: dict[str, int] = {}
     for name, bits in reversed(_FIELDS):

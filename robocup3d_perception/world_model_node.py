@@ -21,6 +21,7 @@ busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -36,10 +37,11 @@ from visualization_msgs.msg import MarkerArray
 from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
+from robocup3d_bridge.team_talk import SECRET_ENV
 from robocup3d_description.body import body_for
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.field import field_for
-from robocup3d_perception.hearing import HEAR_OUTCOMES, teammate_report
+from robocup3d_perception.hearing import HEAR_OUTCOMES, implausible, teammate_report
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
@@ -84,6 +86,9 @@ class WorldModelNode(Node):
         self._reports: list[TeammateReport] = []  # heard since the last update
         self.heard = 0  # team-talk messages of teammates taken in
         self.hear_outcomes: Counter[str] = Counter(dict.fromkeys(HEAR_OUTCOMES, 0))  # heard messages by outcome
+        self._last_report: dict[int, TeammateReport] = {}  # the last report taken in, per teammate
+        #: the team's secret that keys team talk (parameter ``team_secret``; default: env ROBOCUP3D_TEAM_SECRET)
+        self.secret = str(self.declare_parameter('team_secret', os.environ.get(SECRET_ENV, '')).value)
         self.cpu: list[float] = []  # s per update, the last 1000
 
         self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
@@ -130,7 +135,13 @@ class WorldModelNode(Node):
             return
         if not isinstance(h, dict) or not self.team or self.model.time is None:
             return
-        report, outcome = teammate_report(h, self.team, self.unum, self.side, self.model.time)
+        report, outcome = teammate_report(h, self.team, self.unum, self.side, self.model.time, self.secret)
+        if report is not None:
+            last = self._last_report.get(report.unum)
+            if self._play_mode == 'PlayOn' and implausible(last, report):
+                report, outcome = None, 'implausible'
+            else:
+                self._last_report[report.unum] = report
         self.hear_outcomes[outcome] += 1
         if report is None:
             return

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 from geometry_msgs.msg import PointStamped, Pose2D, PoseWithCovarianceStamped
@@ -42,6 +43,8 @@ class StrategyNode(Node):
         self.play_mode: str | None = None
         self.team = ''
         self.say_period = int(self.declare_parameter('say_period', TEAM_SIZE.get(server, 11)).value)
+        #: the team's secret that keys team talk (never sent; default: env ROBOCUP3D_TEAM_SECRET)
+        self.secret = str(self.declare_parameter('team_secret', os.environ.get(team_talk.SECRET_ENV, '')).value)
         self.pub_say = self.create_publisher(String, 'say', 1)
         self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1)
         self.create_subscription(Odometry, 'ball', self._on_ball, 1)
@@ -103,6 +106,7 @@ class StrategyNode(Node):
                 ball_age=age if ball_known else 0.0,
             ),
             self.team,
+            self.secret,
         )
         self.pub_say.publish(String(data=text))
         self._said_cycle = cycle

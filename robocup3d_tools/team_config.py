@@ -39,6 +39,7 @@ class TeamConfig:
     host: str
     port: int
     players: tuple[PlayerConfig, ...]
+    secret: str = ''  # keys team talk; given to the players in their environment, never on a command line
 
 
 def check_hetero_types(types: dict[int, int]) -> None:
@@ -87,6 +88,7 @@ class TeamFile(Section):
     host: Text = '127.0.0.1'
     port: ranged_int(1, 65535, 'a port') | None = None  # default: the server's
     robot: Text | None = None  # default: nao on rcssserver3d, T1 on RCSSServerMJ
+    secret: Text = ''  # keys the team-talk check; keep the file private
     players: dict[int, PlayerSettings]
 
     @field_validator('players', mode='before')
@@ -131,7 +133,7 @@ def parse_team_config(data: dict, server: str | None = None, source: str = 'team
         except ConfigError as exc:
             raise ConfigError(f'{source}: players: {exc}') from None
     port = f.port if f.port is not None else 3100 if server == 'simspark' else 60000
-    return TeamConfig(server, team, f.host, port, tuple(players))
+    return TeamConfig(server, team, f.host, port, tuple(players), f.secret)
 
 
 def player_args(config: TeamConfig, player: PlayerConfig, publish_clock: bool = False) -> list[str]:

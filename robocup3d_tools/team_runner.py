@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robocup3d_bridge.config_files import ConfigError, config_path, load_config
+from robocup3d_bridge.team_talk import SECRET_ENV
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
@@ -56,9 +57,10 @@ class TeamRunner:
             time.sleep(stagger)
 
     def _spawn(self, proc: _Proc) -> None:
+        env = {**self.env, SECRET_ENV: self.config.secret} if self.config.secret else self.env
         with open(proc.log, 'ab') as log:
             proc.popen = subprocess.Popen(
-                self.command(proc.player), stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+                self.command(proc.player), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
         proc.started = time.monotonic()
 

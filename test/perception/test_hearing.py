@@ -19,11 +19,12 @@ from robocup3d_bridge.perception import parse_percept
 from robocup3d_description.body import body_for
 from robocup3d_perception.ball_tracker import BallTracker, BallTrackerParameters
 from robocup3d_perception.field import field_for
-from robocup3d_perception.hearing import teammate_report
+from robocup3d_perception.hearing import implausible, teammate_report
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.world_model import WorldModel
 
-FORGED = team_talk.TeamMessage(unum=3, stamp=0, x=-3.0, y=0.0, heading=0.0, ball=(9.0, 8.0))
+# said 2 cycles before it is heard at 4.0 s (cycle 200), as both servers deliver
+FORGED = team_talk.TeamMessage(unum=3, stamp=198 % 16, x=-3.0, y=0.0, heading=0.0, ball=(9.0, 8.0))
 
 
 def _heard(shared_dir, name: str) -> list[dict]:
@@ -132,3 +133,31 @@ def test_ball_tracker_holds_a_lone_far_report_and_takes_a_corroborated_one() -> 
     old = BallTracker(BallTrackerParameters(corroborating_reports=1))
     old.observe(0.0, np.array([1.0, 1.0, 0.04]), 0.05)
     assert old.observe_report(1.0, (9.0, 5.0), teammate=2) == 'corroborated'
+
+
+def test_with_a_team_secret_a_message_made_from_the_team_name_alone_is_refused() -> None:
+    """RCSSServerMJ: everybody hears everything, and the opponents know our name; not our secret."""
+    mine = {'team': None, 'self': False, 'text': team_talk.encode(FORGED, 'Us', 'our secret')}
+    forged = {'team': None, 'self': False, 'text': team_talk.encode(FORGED, 'Us')}  # the check of before
+    assert teammate_report(mine, 'Us', 2, 'left', 4.0, 'our secret')[1] == 'taken'
+    assert teammate_report(forged, 'Us', 2, 'left', 4.0, 'our secret') == (None, 'not_team_talk')
+    assert teammate_report(mine, 'Us', 2, 'left', 4.0, 'their guess')[1] == 'not_team_talk'
+    # a forger guessing the check at random gets through 1 time in 128, no more
+    rng = np.random.default_rng(1)
+    passed = 0
+    for _ in range(2000):
+        text = ''.join(rng.choice(list(team_talk.ALPHABET), team_talk.MESSAGE_LENGTH))
+        passed += team_talk.decode(text, 'Us', 'our secret') is not None
+    assert passed < 2000 / 128 * 2
+
+
+def test_a_replayed_old_message_is_stale_and_a_teammate_that_jumps_is_implausible() -> None:
+    heard = {'team': None, 'self': False, 'text': team_talk.encode(FORGED, 'Us', 's')}
+    assert teammate_report(heard, 'Us', 2, 'left', 4.0, 's')[1] == 'taken'  # said 2 cycles ago
+    assert teammate_report(heard, 'Us', 2, 'left', 4.0 + 0.1, 's') == (None, 'stale')  # replayed 5 cycles later
+    before = team_talk.TeammateReport(time=3.8, unum=3, position=(-3.0, 0.0))
+    walked = replace(before, time=4.0, position=(-2.8, 0.1))
+    jumped = replace(before, time=4.0, position=(2.0, 0.0))  # 5 m in 0.2 s
+    assert not implausible(before, walked)
+    assert implausible(before, jumped)
+    assert not implausible(None, jumped)  # the first report of a teammate sets the reference

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -31,8 +32,9 @@ TEAM = 'TalkTeam'
 def _start(aport: int, unum: int, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', 'mujoco', '--port', str(aport)]
     cmd += ['--team', TEAM, '--unum', str(unum), '--world-model', '--no-raw']
+    env = {**os.environ, 'ROBOCUP3D_TEAM_SECRET': 'talk team secret'}  # as the team runner gives it
     with log.open('w') as out:
-        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=out)
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=out, env=env)
 
 
 @pytest.fixture

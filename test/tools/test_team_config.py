@@ -266,3 +266,26 @@ def test_player_refuses_a_cmd_timeout_that_is_not_a_positive_time(value: str, ca
     with pytest.raises(SystemExit):
         player_parser().parse_args(['--cmd-timeout', value])
     assert '--cmd-timeout' in capsys.readouterr().err
+
+
+def test_the_team_secret_reaches_the_players_environment_and_never_their_command_line(tmp_path: Path) -> None:
+    """Real player processes of a runner (bridge only, no server: they keep trying to connect)."""
+    from robocup3d_bridge.team_talk import SECRET_ENV  # noqa: PLC0415
+    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
+
+    config = parse_team_config(
+        {'server': 'mujoco', 'team': 'Keyed', 'port': 9, 'secret': 's3cret', 'players': [1, 2]}
+    )
+    assert config.secret == 's3cret'
+    runner = TeamRunner(config, tmp_path, extra_args=['--bridge-only'])
+    runner.start(stagger=0.0)
+    try:
+        pids = runner.pids
+        assert len(pids) == 2
+        for pid in pids:
+            env = Path(f'/proc/{pid}/environ').read_bytes().split(b'\0')
+            cmdline = Path(f'/proc/{pid}/cmdline').read_bytes()
+            assert f'{SECRET_ENV}=s3cret'.encode() in env
+            assert b's3cret' not in cmdline
+    finally:
+        runner.stop()
