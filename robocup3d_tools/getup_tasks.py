@@ -28,6 +28,7 @@ import random
 import statistics
 from dataclasses import asdict, dataclass, field
 
+from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SERVERS, SimSession
 
 __all__ = ['DIRECTIONS', 'GetupResult', 'run_getup']
@@ -161,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     args = ap.parse_args(argv)
+    end_with_parent()  # a lost optimize worker takes this session's server and player with it
     player_args = ['--skill-params', *args.skill_params] if args.skill_params else []
     with SimSession(args.robot, server=args.server, robot_type=args.robot_type, player_args=player_args) as session:
         print(json.dumps(run_getup(session, args.direction, args.trials, args.seed).as_dict()), flush=True)

@@ -112,6 +112,9 @@ def mend_contact_filter() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Start the server as ``rcssservermj`` would, with :func:`install` and :func:`mend_contact_filter` applied."""
+    from robocup3d_tools.servers import end_with_parent  # noqa: PLC0415
+
+    end_with_parent(only_if_asked=True)  # a sim session's server ends with the session
     install()
     mend_contact_filter()
     from rcsssmj.__main__ import soccer_sim  # noqa: PLC0415 - after the patch

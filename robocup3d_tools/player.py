@@ -23,6 +23,7 @@ from robocup3d_motion.motion_node import MotionNode
 from robocup3d_perception.world_model_node import WorldModelNode
 from robocup3d_strategy.formation import load_formations
 from robocup3d_strategy.strategy_node import StrategyNode
+from robocup3d_tools.servers import end_with_parent
 
 __all__ = ['main', 'player_namespace', 'player_parser']
 
@@ -95,6 +96,7 @@ def player_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d player``."""
+    end_with_parent(only_if_asked=True)  # a sim session's player ends with the session
     args, ros_args = player_parser().parse_known_args(argv)
     try:  # a bad file stops the player before anything starts (the nodes check them again as they load)
         load_robots_config('robots.yaml')

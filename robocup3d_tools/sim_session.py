@@ -35,6 +35,7 @@ from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import parse_monitor_message, simspark_torso_poses
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import (
+    END_WITH_PARENT,
     connect_trainer,
     free_port,
     start_mujoco_server,
@@ -134,6 +135,7 @@ class SimSession:
         # rclpy in this process must join the same (local, per-run) domain
         os.environ.update({k: env[k] for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')})
         env['PYTHONPATH'] = str(REPO) + os.pathsep + env.get('PYTHONPATH', '')
+        env[END_WITH_PARENT] = '1'  # the server and player end with this process, however it ends
         aport, mport = free_port(), free_port()
         cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', self.server_kind, '--port', str(aport)]
         cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw']

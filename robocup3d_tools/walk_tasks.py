@@ -27,6 +27,7 @@ import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
+from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SERVERS, Pose, SimSession
 
 __all__ = ['TASKS', 'TaskResult', 'run_task']
@@ -223,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args(argv)
+    end_with_parent()  # a lost optimize worker takes this session's server and player with it
     with SimSession(
         args.robot, walk_config=args.walk_config or None, server=args.server, robot_type=args.robot_type
     ) as session:

@@ -124,6 +124,19 @@ def _cmdline(pid: int) -> str:
         return ''
 
 
+def _orphan_servers() -> set[int]:
+    """RCSSServerMJ processes whose parent has died (adopted by init)."""
+    out = set()
+    for proc in Path('/proc').glob('[0-9]*'):
+        try:
+            ppid = int((proc / 'stat').read_text().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == 1 and 'robocup3d_tools.mujoco_server' in _cmdline(int(proc.name)):
+            out.add(int(proc.name))
+    return out
+
+
 def _ray_worker_running_a_candidate() -> int | None:
     """A Ray worker of this process's Ray (driver -> raylet -> worker) that runs getup_tasks now."""
     for raylet in _children(os.getpid()):
@@ -150,6 +163,7 @@ def test_a_killed_ray_worker_is_retried_and_the_generation_completes(
         killed = _ray_worker_running_a_candidate()
         if killed is None:
             time.sleep(0.2)
+    orphans_before = _orphan_servers()
     if killed is not None:
         os.kill(killed, signal.SIGKILL)
     run.join(600)
@@ -158,3 +172,8 @@ def test_a_killed_ray_worker_is_retried_and_the_generation_completes(
     assert done.get('code') == 0, out
     assert 'errors 0' in out and 'retried so far 1' in out, out
     assert load_keyframe_skill(tmp_path / 'getup_T1.yaml', robot_spec('mujoco', 'T1')).name == 'GETUP_BACK'
+    # the lost worker's task process ended and took its server with it (none left running on its own)
+    deadline = time.monotonic() + 15.0
+    while _orphan_servers() - orphans_before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _orphan_servers() - orphans_before
