@@ -7,7 +7,10 @@ topic (RCSSServerMJ). What it commands, in order of priority:
 1. a **get-up** skill when the IMU says the robot lies on the ground
    (:mod:`robocup3d_motion.fall`; front/back/side; skills from :mod:`robocup3d_motion.getup`);
 2. a **requested skill** (``motion_request``, ``std_msgs/String`` with a skill name;
-   ``stand`` returns to standing; ``walk_set NAME`` picks a walk parameter set);
+   ``stand`` returns to standing; ``walk_set NAME`` picks a walk parameter set), or a **task**
+   asked for on the same topic as JSON (:mod:`robocup3d_motion.requests`: go to a pose, kick
+   the ball towards a point, dribble it there; :mod:`robocup3d_motion.ball_skills`), which
+   reads the world model's ``pose`` and ``ball`` and drives the walk and the kick skills;
 3. the **walk** (:mod:`robocup3d_motion.walk`) while ``cmd_vel`` (geometry_msgs/Twist,
    robot frame) is fresh or a ``walk_target`` (geometry_msgs/PoseStamped relative to the
    robot, ``base_footprint``) is not reached; it stops safely (finishing its step, feet
@@ -16,7 +19,9 @@ topic (RCSSServerMJ). What it commands, in order of priority:
    IMU-feedback balance (:mod:`robocup3d_motion.balance`) where the robot has it.
 
 State goes out on ``motion_state`` (``std_msgs/String``, JSON, latched): the current
-skill, whether the robot has fallen and which way, its tilt, and the last error.
+skill, whether the robot has fallen and which way, its tilt, the last error, and the task's
+``id``, ``kind``, ``phase`` (approaching, settling, kicking, dribbling, fallen, done, failed,
+cancelled) and ``reason``.
 
 Degrading safely: a malformed or unknown request is refused and logged (the robot
 keeps doing what it did); if the IMU stops, balance and fall handling pause and the
@@ -34,7 +39,7 @@ import threading
 import time
 from pathlib import Path
 
-from geometry_msgs.msg import PoseStamped, Twist
+from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
@@ -47,12 +52,16 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
 from robocup3d_description.robots import RobotSpec, robot_spec
 from robocup3d_motion.balance import BalanceController, balance_settings
+from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, Task, View, to_robot
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skill
+from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
+from robocup3d_motion.kick_config import BallSkills, ball_skills_for, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.nao_fall import NaoFallDetector
+from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
 from robocup3d_motion.walk import WalkEngine, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 
@@ -61,6 +70,8 @@ __all__ = ['MotionCore', 'MotionNode', 'main']
 STAND = 'stand'
 WALK = 'walk'
 CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
+ESTIMATE_AGE = 0.5  # s: an older pose or ball estimate is not used by a task
+LOOK_AGE = 3.0  # s: the head keeps looking where the ball was this long
 
 
 def _seconds(stamp: object) -> float:
@@ -92,6 +103,7 @@ class MotionCore:
         walk_cfg: dict | None = None,
         cmd_timeout: float = 0.5,
         skill_params: tuple[str, ...] = (),
+        ball_skills: BallSkills | None = None,
     ) -> None:
         self.robot = robot
         self.settings = control_settings(robot, robots_cfg)
@@ -148,11 +160,12 @@ class MotionCore:
         walk_key = f'nao{robot.robot_type}' if robot.server == 'simspark' else robot.name
         self.walk_sets, self.walk_set = walk_sets(walk_cfg or {}, walk_key)
         self.walk: WalkEngine | None = None
-        if self.walk_sets:
-            from robocup3d_description.body import body_for  # noqa: PLC0415
+        from robocup3d_description.body import body_for  # noqa: PLC0415
 
-            body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
+        body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
+        if self.walk_sets:
             self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)
+        self.head = HeadControl(body, robot)  # looks at the ball while a task runs
         self.commander = WalkCommander(cmd_timeout)
         self._caps: tuple[float, dict[str, float]] = (0.0, {})  # speed_caps: the leg_speed they were made for
         self.contacts: dict[str, bool] | None = None
@@ -164,6 +177,12 @@ class MotionCore:
         self.walk_linger = 1.0
         self._rest_since: float | None = None
         self._stand_asked = False  # a stand request: no lingering
+        # tasks (go to, kick, dribble) and what they read of the world model
+        self.ball_skills = ball_skills or BallSkills()
+        self.task: Task | None = None
+        self._pose: tuple[float, float, float, float] | None = None  # x, y, yaw, server time
+        self._ball: tuple[float, float, float] | None = None  # x, y, server time
+        self._last_ball: tuple[float, float, float] | None = None  # the last estimate, however vague
 
     # -- inputs
     def on_imu(
@@ -201,8 +220,86 @@ class MotionCore:
         return t - self._fallen_since >= self.calm_max
 
     def request(self, text: str) -> str:
-        """Handle a skill request; returns '' or the reason it was refused."""
-        name = text.strip() if isinstance(text, str) else ''
+        """Handle a request (a skill name or a JSON task); returns '' or the reason it was refused."""
+        try:
+            req = parse_request(text)
+        except RequestError as exc:
+            self.error = f'request refused: {exc}'
+            return self.error
+        if not isinstance(req, SkillRequest):
+            return self._start_task(req)
+        why = self._skill_request(req.name)
+        if not why and self.task is not None and not self.task.over:
+            self.task.end('cancelled', f'request {req.name!r}')
+        return why
+
+    def _start_task(self, req: GoTo | Kick | Dribble) -> str:
+        """A task from a typed request, replacing the running one; '' or why it was refused."""
+        if self.walk is None:
+            self.error = f'{req.kind} refused: {self.robot.name} has no walk in walk.yaml'
+            return self.error
+        bs, t = self.ball_skills, self.now
+        if isinstance(req, Kick):
+            spec = bs.kicks.get(req.kick)
+            if spec is None:
+                self.error = f'kick refused: no kick {req.kick!r} for {self.robot.name}; known: {sorted(bs.kicks)}'
+                return self.error
+            missing = [s for s in (spec.right, spec.left) if s not in self.skills]
+            if missing:
+                self.error = f'kick refused: {self.robot.name} has no skill {missing[0]!r} for kick {req.kick!r}'
+                return self.error
+            task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target)
+        elif isinstance(req, Dribble):
+            task = DribbleTask(req.id, t, bs.approach, bs.dribble, req.target)
+        else:
+            task = GoToTask(req.id, t, bs.approach, (req.x, req.y, req.theta))
+        if self.task is not None and not self.task.over:
+            self.task.end('cancelled', f'replaced by {req.kind} {req.id}')
+        self.task = task
+        self._stand_asked = False
+        return ''
+
+    def on_pose(self, t: float, x: float, y: float, yaw: float) -> None:
+        """The world model's pose (field frame) at server time ``t``."""
+        if all(math.isfinite(v) for v in (t, x, y, yaw)):
+            self._pose = (x, y, yaw, t)
+
+    def on_ball(self, t: float, x: float, y: float, sigma: float) -> None:
+        """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` counts as none."""
+        if all(math.isfinite(v) for v in (t, x, y, sigma)):
+            self._last_ball = (x, y, t)
+            self._ball = (x, y, t) if sigma <= self.ball_skills.approach.lost_sigma else None
+
+    def _view(self, t: float) -> View:
+        pose = self._pose
+        ball = self._ball
+        return View(
+            t=t,
+            pose=pose[:3] if pose is not None and abs(t - pose[3]) <= ESTIMATE_AGE else None,
+            ball=ball[:2] if ball is not None and abs(t - ball[2]) <= ESTIMATE_AGE else None,
+            fallen=self.state.fallen or self.is_getup,
+            skill=self.skill if self.player is not None and not self.is_getup else None,
+            walking=self.skill == WALK and self.walk is not None and self.walk.moving,
+        )
+
+    def _run_task(self, t: float) -> None:
+        """Step the task and carry out its action."""
+        task = self.task
+        assert task is not None
+        act: Action = task.step(self._view(t))
+        if act.skill is not None:
+            self.commander.stop()
+            self._start(act.skill)
+        elif act.walk_target is not None:
+            self.commander.set_target(*act.walk_target, t)
+        elif act.velocity is not None:
+            self.commander.set_velocity(*act.velocity, t)
+        elif act.stop:
+            self.commander.stop()
+        if task.over and task.phase == 'failed':
+            self.error = f'{task.kind} {task.id} failed: {task.reason}'
+
+    def _skill_request(self, name: str) -> str:
         if name.lower() in (STAND, 'hold'):
             self.commander.stop()
             self._stand_asked = True
@@ -219,7 +316,7 @@ class MotionCore:
             self.walk.set_params(self.walk_sets[wanted])
             return ''
         if not name or name not in self.skills:
-            self.error = f'request refused: unknown skill {text!r}; known: {sorted(self.skills)}'
+            self.error = f'request refused: unknown skill {name!r}; known: {sorted(self.skills)}'
             return self.error
         if self.is_getup:
             self.error = f'request {name} refused: getting up'
@@ -238,6 +335,7 @@ class MotionCore:
         """
         why = self._walk_refusal('cmd_vel', (vx, vy, wz))
         if not why:
+            self._cancel_task('cmd_vel')
             self.commander.set_velocity(vx, vy, wz, self.now if now is None else now)
             self._stand_asked = False
         return why
@@ -246,9 +344,14 @@ class MotionCore:
         """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
         why = self._walk_refusal('walk_target', (x, y, yaw))
         if not why:
+            self._cancel_task('walk_target')
             self.commander.set_target(x, y, yaw, self.now if now is None else now)
             self._stand_asked = False
         return why
+
+    def _cancel_task(self, why: str) -> None:
+        if self.task is not None and not self.task.over:
+            self.task.end('cancelled', why)
 
     def _walk_refusal(self, what: str, values: tuple[float, ...]) -> str:
         if self.walk is None:
@@ -288,6 +391,8 @@ class MotionCore:
                 self._start(name, getup=True)
             elif self.skill != STAND:
                 self._start(STAND)
+        if self.task is not None and not self.task.over and self.imu_ok:
+            self._run_task(t)
         if self.player is not None:
             if isinstance(self.player, KeyframePlayer):
                 out, done = self.player.execute(self._reset, t, measured, start=self.last_cmd)
@@ -332,8 +437,19 @@ class MotionCore:
                     self._stand_from = None
                 else:
                     cmd = {n: start.get(n, v) + (v - start.get(n, v)) * b for n, v in cmd.items()}
+        if self.task is not None and not self.task.over and not self.is_getup:
+            look = self._look(t)
+            if look:
+                cmd = {**cmd, **look}
         self.last_cmd = cmd
         return cmd
+
+    def _look(self, t: float) -> dict[str, float]:
+        """Neck targets towards the last ball estimate (up to ``LOOK_AGE`` s old); {} without one."""
+        pose, ball = self._pose, self._last_ball
+        if pose is None or ball is None or t - ball[2] > LOOK_AGE:
+            return {}
+        return self.head.look_at(*to_robot(pose[:3], ball[0], ball[1]))
 
     def _walk_wanted(self, t: float) -> bool:
         """Walk while commanded, or until a running walk has rested ``walk_linger`` s; never while fallen."""
@@ -377,6 +493,7 @@ class MotionCore:
             'getups': self.getups,
             'error': self.error,
             'walk': self._walk_state(),
+            'task': self.task.state() if self.task is not None else None,
         }
 
     def _walk_state(self) -> dict:
@@ -405,6 +522,7 @@ class MotionNode(Node):
         imu_timeout = float(self.declare_parameter('imu_timeout', 0.3).value)
         walk_file = self.declare_parameter('walk_config', 'walk.yaml').value
         cmd_timeout = float(self.declare_parameter('cmd_timeout', 0.5).value)
+        kicks_file = self.declare_parameter('kicks_config', 'kicks.yaml').value
         # Nao: skill parameter files read after the shipped defaultParams(_t<type>).txt, in order
         # (os.pathsep-separated, as PATH, so a path may hold spaces)
         skill_params = tuple(f for f in str(self.declare_parameter('skill_params', '').value).split(os.pathsep) if f)
@@ -419,6 +537,7 @@ class MotionNode(Node):
                 walk_cfg=load_walk_config(walk_file),
                 cmd_timeout=cmd_timeout,
                 skill_params=skill_params,
+                ball_skills=ball_skills_for(load_kicks_config(kicks_file), robot, robot_type, server),
             )
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
@@ -442,6 +561,9 @@ class MotionNode(Node):
         self.create_subscription(String, 'motion_request', self._on_request, 10)
         self.create_subscription(Twist, 'cmd_vel', self._on_cmd_vel, 1)
         self.create_subscription(PoseStamped, 'walk_target', self._on_walk_target, 1)
+        # the world model's estimates (field frame), for tasks
+        self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1)
+        self.create_subscription(Odometry, 'ball', self._on_ball, 1)
         self._publish_gains()
         self._publish_state(force=True)
 
@@ -487,6 +609,18 @@ class MotionNode(Node):
             return
         with self._lock:
             self.core.targets = dict(zip(msg.name, msg.position, strict=True))
+
+    def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
+        p, q = msg.pose.pose.position, msg.pose.pose.orientation
+        yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+        with self._lock:
+            self.core.on_pose(_seconds(msg.header.stamp), p.x, p.y, yaw)
+
+    def _on_ball(self, msg: Odometry) -> None:
+        p, cov = msg.pose.pose.position, msg.pose.covariance
+        sigma = math.sqrt(max(0.0, cov[0] + cov[7]))
+        with self._lock:
+            self.core.on_ball(_seconds(msg.header.stamp), p.x, p.y, sigma)
 
     def _on_imu(self, msg: Imu) -> None:
         a, g = msg.angular_velocity, msg.linear_acceleration

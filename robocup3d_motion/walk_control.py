@@ -84,7 +84,8 @@ class WalkCommander:
         k = self.gain
         # no faster than the walk can brake to a stop at the target (it slows by accel_x per step)
         brake = math.sqrt(2.0 * params.accel_x / max(params.period, 1e-3) * max(0.0, dist - self.reach))
-        if dist > self.near:  # far: face the target and walk at it
+        # far, or behind a robot that cannot step backwards: face the target and walk at it
+        if dist > self.near or (x < -2.0 * self.reach and params.min_vx >= 0.0):
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
             wz = k * math.copysign(max(0.0, abs(bearing) - 0.15), bearing)  # no jump at the band's edge

@@ -1,0 +1,313 @@
+"""Ball skills as tasks: go to a pose, kick the ball towards a point, dribble it there.
+
+Pure Python, field frame (metres, radians). The motion core gives a task a :class:`View`
+each cycle (its pose and the ball from the world model, whether it lies or a skill runs)
+and carries out the :class:`Action` it returns: a walk target relative to the robot, a
+velocity, a stop, or a skill to start. A task re-plans every cycle from the newest
+estimates, so a ball that rolls or is nudged moves the plan with it.
+
+A kick (:class:`KickTask`) picks the foot by cost (as UT Austin Villa's
+``computeKickCost``: the walk to each foot's kick pose, and the turn to walk there, with a
+margin against switching back and forth), walks to the pose behind the ball, going round the
+ball when it stands in the way, and starts the kick once the ball lies at the kick's spot
+within its tolerance (after the walk has stopped, for a kick that needs it). Phases:
+``approaching``, ``settling``, ``kicking``, then ``done``; ``failed`` with a reason (the
+ball was lost, the task took too long, too many falls); ``fallen`` while the robot lies or
+gets up, after which it goes on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from robocup3d_motion.kick_config import ApproachSpec, DribbleSpec, KickSpec
+
+__all__ = ['Action', 'DribbleTask', 'GoToTask', 'KickTask', 'View', 'kick_pose', 'to_robot']
+
+MAX_FALLS = 3
+LOST_TURN = 0.5  # rad/s turning in place to find a lost ball
+FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
+
+
+def wrap(a: float) -> float:
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+def to_robot(pose: tuple[float, float, float], x: float, y: float) -> tuple[float, float]:
+    """A field point in the robot's ground frame (x forward, y left)."""
+    px, py, yaw = pose
+    dx, dy = x - px, y - py
+    c, s = math.cos(yaw), math.sin(yaw)
+    return c * dx + s * dy, -s * dx + c * dy
+
+
+def kick_pose(ball: tuple[float, float], heading: float, spot: tuple[float, float]) -> tuple[float, float, float]:
+    """Where the robot stands (field x, y, yaw) to kick ``ball`` towards ``heading`` with the ball at ``spot``."""
+    c, s = math.cos(heading), math.sin(heading)
+    sx, sy = spot
+    return ball[0] - (c * sx - s * sy), ball[1] - (s * sx + c * sy), heading
+
+
+@dataclass
+class View:
+    """What a task knows this cycle."""
+
+    t: float
+    pose: tuple[float, float, float] | None = None  # field x, y, yaw
+    ball: tuple[float, float] | None = None  # field x, y (None: no usable estimate)
+    fallen: bool = False  # lying or getting up
+    skill: str | None = None  # the skill playing (not the walk or the stand)
+    walking: bool = False  # the walk is still stepping
+
+
+@dataclass
+class Action:
+    """What the motion core does for the task this cycle (nothing when all are empty)."""
+
+    walk_target: tuple[float, float, float] | None = None  # relative to the robot
+    velocity: tuple[float, float, float] | None = None  # robot frame
+    stop: bool = False
+    skill: str | None = None
+
+
+class Task:
+    """One request's life: phase, outcome and the bookkeeping all tasks share."""
+
+    kind = 'task'
+
+    def __init__(self, request_id: int, t: float, approach: ApproachSpec) -> None:
+        self.id = request_id
+        self.started = t
+        self.approach = approach
+        self.phase = 'approaching'
+        self.reason = ''
+        self.falls = 0
+        self._lost_since: float | None = None
+        self._last_ball: tuple[float, float] | None = None
+
+    @property
+    def over(self) -> bool:
+        return self.phase in ('done', 'failed', 'cancelled')
+
+    def end(self, phase: str, reason: str = '') -> Action:
+        self.phase, self.reason = phase, reason
+        return Action(stop=True)
+
+    def state(self) -> dict:
+        return {'id': self.id, 'kind': self.kind, 'phase': self.phase, 'reason': self.reason, 'falls': self.falls}
+
+    def step(self, v: View) -> Action:
+        """This cycle's action; the shared checks first, then the task's own :meth:`act`."""
+        if self.over:
+            return Action()
+        if v.t - self.started > self.approach.timeout:
+            return self.end('failed', f'not done in {self.approach.timeout:g} s')
+        if v.fallen:
+            if self.phase != 'fallen':
+                self.falls += 1
+                self.phase = 'fallen'
+                if self.falls > MAX_FALLS:
+                    return self.end('failed', f'fell {self.falls} times')
+            return Action()
+        if self.phase == 'fallen':
+            self.phase = 'approaching'
+        return self.act(v)
+
+    def act(self, v: View) -> Action:
+        raise NotImplementedError
+
+    def ball_or_search(self, v: View) -> tuple[float, float] | Action:
+        """The ball, or (while it is lost) a turn in place to find it; failed once lost too long."""
+        if v.ball is not None and v.pose is not None:
+            self._lost_since, self._last_ball = None, v.ball
+            return v.ball
+        if self._lost_since is None:
+            self._lost_since = v.t
+        if v.t - self._lost_since > self.approach.lost_s:
+            return self.end('failed', 'ball lost' if v.pose is not None else 'own pose unknown')
+        turn = LOST_TURN
+        if self._last_ball is not None and v.pose is not None:
+            turn = math.copysign(LOST_TURN, math.atan2(*reversed(to_robot(v.pose, *self._last_ball))))
+        return Action(velocity=(0.0, 0.0, turn))
+
+    def route(self, pose: tuple[float, float, float], ball: tuple[float, float], goal: tuple[float, float, float]):
+        """The walk target (relative to the robot) towards ``goal``, going round the ball when it is in the way."""
+        gx, gy, gyaw = goal
+        rx, ry, _ = pose
+        clear = self.approach.clear
+        ax, ay = ball[0] - rx, ball[1] - ry
+        sx, sy = gx - rx, gy - ry
+        seg2 = sx * sx + sy * sy
+        u = (ax * sx + ay * sy) / seg2 if seg2 > 1e-9 else 0.0
+        if 0.0 < u < 1.0 and math.hypot(ax - u * sx, ay - u * sy) < clear and math.hypot(ax, ay) > 0.5 * clear:
+            a_robot = math.atan2(-ay, -ax)  # the robot's bearing seen from the ball
+            delta = wrap(math.atan2(gy - ball[1], gx - ball[0]) - a_robot)
+            a = a_robot + math.copysign(min(abs(delta), math.radians(60.0)), delta)
+            r = clear + 0.1
+            gx, gy = ball[0] + r * math.cos(a), ball[1] + r * math.sin(a)
+        x, y = to_robot(pose, gx, gy)
+        return x, y, wrap(gyaw - pose[2])
+
+
+def _creep(err: float, gain: float, floor: float, top: float, tol: float) -> float:
+    """A speed towards ``err``: proportional, at least ``floor`` outside half the tolerance."""
+    v = max(-top, min(top, gain * err))
+    return math.copysign(max(abs(v), floor), err) if abs(err) > 0.5 * tol else v
+
+
+def fine_velocity(err: tuple[float, float, float], tol: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Small steps onto a pose ``err`` away (robot frame): slow, and never too slow to arrive."""
+    x, y, yaw = err
+    return (_creep(x, 1.5, 0.04, 0.2, tol[0]), _creep(y, 1.5, 0.04, 0.15, tol[1]), _creep(yaw, 1.5, 0.15, 0.6, tol[2]))
+
+
+def lined_up(pose: tuple[float, float, float], goal: tuple[float, float, float], lateral: float, yaw: float) -> bool:
+    """Whether the robot stands behind ``goal`` (field pose) on its line, within ``lateral`` m and ``yaw`` rad."""
+    gx, gy, gyaw = goal
+    c, s = math.cos(gyaw), math.sin(gyaw)
+    dx, dy = pose[0] - gx, pose[1] - gy
+    along, across = c * dx + s * dy, -s * dx + c * dy
+    return along < 0.02 and abs(across) < lateral and abs(wrap(gyaw - pose[2])) < yaw
+
+
+def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float, float]:
+    """``goal`` moved ``back`` m against its heading."""
+    gx, gy, gyaw = goal
+    return gx - back * math.cos(gyaw), gy - back * math.sin(gyaw), gyaw
+
+
+class GoToTask(Task):
+    """Walk to a field pose; done within ``reach`` m and ``reach_yaw`` rad."""
+
+    kind = 'goto'
+
+    def __init__(self, request_id: int, t: float, approach: ApproachSpec, goal: tuple[float, float, float]) -> None:
+        super().__init__(request_id, t, approach)
+        self.goal = goal
+        self.reach, self.reach_yaw = 0.15, 0.2
+
+    def act(self, v: View) -> Action:
+        if v.pose is None:
+            return self.ball_or_search(View(v.t))  # no pose: wait for one, as for a lost ball
+        x, y = to_robot(v.pose, *self.goal[:2])
+        yaw = wrap(self.goal[2] - v.pose[2])
+        if math.hypot(x, y) < self.reach and abs(yaw) < self.reach_yaw:
+            return self.end('done')
+        self.phase = 'approaching'
+        return Action(walk_target=(x, y, yaw))
+
+
+class KickTask(Task):
+    """Walk to the ball and kick it towards ``target`` with ``spec``."""
+
+    kind = 'kick'
+
+    def __init__(
+        self, request_id: int, t: float, approach: ApproachSpec, spec: KickSpec, name: str, target: tuple[float, float]
+    ) -> None:
+        super().__init__(request_id, t, approach)
+        self.spec, self.name, self.target = spec, name, target
+        self.foot: str | None = None
+        self._settle_since: float | None = None
+        self.kicked_at: float | None = None
+
+    def state(self) -> dict:
+        return {**super().state(), 'kick': self.name, 'foot': self.foot}
+
+    def choose_foot(self, pose: tuple[float, float, float], ball: tuple[float, float], heading: float) -> str:
+        """The foot whose kick pose costs least to reach (the current one unless the other saves a margin)."""
+        costs = {}
+        for foot in ('right', 'left'):
+            gx, gy, _ = kick_pose(ball, heading, self.spec.spot(foot))
+            dx, dy = gx - pose[0], gy - pose[1]
+            turn = abs(wrap(math.atan2(dy, dx) - pose[2])) if math.hypot(dx, dy) > 0.3 else 0.0
+            costs[foot] = math.hypot(dx, dy) + 0.2 * turn
+        best = min(costs, key=costs.__getitem__)
+        if self.foot is None or costs[best] < costs[self.foot] - self.approach.foot_margin:
+            self.foot = best
+        return self.foot
+
+    def act(self, v: View) -> Action:
+        if self.phase == 'kicking':
+            if v.skill == self.spec.skill(self.foot or 'right'):
+                return Action()
+            return self.end('done')
+        ball = self.ball_or_search(v)
+        if isinstance(ball, Action):
+            return ball
+        pose = v.pose
+        assert pose is not None
+        heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
+        foot = self.choose_foot(pose, ball, heading)
+        bx, by = to_robot(pose, *ball)
+        sx, sy = self.spec.spot(foot)
+        tol = self.spec.tolerance
+        k = 1.5 if self.phase == 'settling' else 1.0  # no flapping at the edge while the walk stops
+        aligned = (
+            abs(bx - sx) < k * tol.x
+            and abs(by - sy) < k * tol.y
+            and abs(wrap(heading - pose[2])) < k * math.radians(tol.yaw_deg)
+        )
+        if aligned:
+            if v.walking and self.spec.stop:
+                if self._settle_since is None:
+                    self._settle_since = v.t
+                if v.t - self._settle_since <= self.approach.settle:
+                    self.phase = 'settling'
+                    return Action(stop=True)
+            self.phase, self.kicked_at = 'kicking', v.t
+            return Action(skill=self.spec.skill(foot))
+        self._settle_since = None
+        self.phase = 'approaching'
+        goal = kick_pose(ball, heading, (sx, sy))
+        yaw_tol = math.radians(tol.yaw_deg)
+        if lined_up(pose, goal, max(2.0 * tol.y, 0.05), 2.0 * yaw_tol) and math.hypot(bx - sx, by - sy) < FINE:
+            # behind the spot on its line: the last centimetres in small steps forward
+            x, y = to_robot(pose, goal[0], goal[1])
+            return Action(velocity=fine_velocity((x, y, wrap(heading - pose[2])), (tol.x, tol.y, yaw_tol)))
+        return Action(walk_target=self.route(pose, ball, behind(goal, self.approach.line_up)))
+
+
+class DribbleTask(Task):
+    """Walk the ball to ``target``: line up behind it, then walk through it, steering it."""
+
+    kind = 'dribble'
+
+    def __init__(
+        self, request_id: int, t: float, approach: ApproachSpec, spec: DribbleSpec, target: tuple[float, float]
+    ) -> None:
+        super().__init__(request_id, t, approach)
+        self.spec, self.target = spec, target
+        self.reach = 0.5  # m from the target: done
+
+    def act(self, v: View) -> Action:
+        ball = self.ball_or_search(v)
+        if isinstance(ball, Action):
+            return ball
+        pose = v.pose
+        assert pose is not None
+        to_go = math.hypot(self.target[0] - ball[0], self.target[1] - ball[1])
+        if to_go < self.reach:
+            return self.end('done')
+        heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
+        bx, by = to_robot(pose, *ball)
+        sx, sy = self.spec.ball
+        yaw_err = wrap(heading - pose[2])
+        # in front of the feet and facing the target: walk into it. Once under way a ball that ran
+        # ahead is followed as long as it stays in a cone in front; off it, line up again.
+        on = self.phase == 'dribbling'
+        side = abs(by - sy)
+        cone = self.spec.lateral + (0.3 * max(0.0, bx - sx) if on else 0.0)
+        if not (
+            0.02 < bx < (2.0 * self.spec.ahead if on else sx + 0.25)
+            and side < (cone if on else 0.6 * self.spec.lateral)
+            and abs(yaw_err) < (0.6 if on else 0.4)
+        ):
+            self.phase = 'approaching'
+            goal = kick_pose(ball, heading, (sx, sy))
+            return Action(walk_target=self.route(pose, ball, behind(goal, self.approach.line_up)))
+        self.phase = 'dribbling'
+        vx = min(self.spec.speed, 0.1 + 0.5 * to_go) * max(0.3, 1.0 - side / cone)
+        vy = max(-0.15, min(0.15, 2.0 * (by - sy)))
+        return Action(velocity=(vx, vy, 1.5 * yaw_err))

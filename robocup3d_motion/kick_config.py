@@ -1,0 +1,134 @@
+"""Schema and loader of ``config/kicks.yaml``: each robot's kicks, dribble and approach.
+
+For every kick: the skills that play it with the right and the left foot, where the ball
+lies (in the robot's ground frame, x forward, y left) when the right-foot kick starts
+(the left one mirrors it), how close to that the approach must come, whether the walk
+stops first, and the **kick model**: the distance (mean, sd, m) and direction spread (deg)
+measured by ``bench/bench_kick.py``, from which strategy predicts where the ball goes
+(:meth:`KickSpec.predict`). Keys: ``T1``, ``K1``, ``nao`` and ``nao<N>`` (a Nao type's own
+values, read over ``nao``'s).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+from pydantic import Field
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.config_schema import Finite, Section, Text, validate
+
+__all__ = ['ApproachSpec', 'BallSkills', 'DribbleSpec', 'KickSpec', 'ball_skills_for', 'load_kicks_config']
+
+
+class Tolerance(Section):
+    """How far from the kick spot the kick may still start (m, m, deg)."""
+
+    x: Finite = 0.04
+    y: Finite = 0.03
+    yaw_deg: Finite = 8.0
+
+
+class Model(Section):
+    """Where the kick sends the ball, as measured."""
+
+    mean: Finite = Field(ge=0.0)
+    sd: Finite = Field(default=0.0, ge=0.0)
+
+
+class KickSpec(Section):
+    """One kick of one robot."""
+
+    right: Text
+    left: Text
+    ball: tuple[Finite, Finite]
+    tolerance: Tolerance = Tolerance()
+    stop: bool = True
+    duration: Finite = Field(default=1.0, gt=0.0)
+    distance: Model
+    direction_sd_deg: Finite = Field(default=5.0, ge=0.0)
+    measured: Text = ''
+
+    def spot(self, foot: str) -> tuple[float, float]:
+        """The ball in the robot's ground frame when ``foot``'s kick starts."""
+        x, y = self.ball
+        return (x, y) if foot == 'right' else (x, -y)
+
+    def skill(self, foot: str) -> str:
+        return self.right if foot == 'right' else self.left
+
+    def predict(self, ball: tuple[float, float], heading: float) -> tuple[tuple[float, float], float, float]:
+        """Where a kick of ``ball`` towards ``heading`` (rad) ends, mean; with its sd along and across (m)."""
+        d = self.distance.mean
+        across = d * math.radians(self.direction_sd_deg)
+        return (ball[0] + d * math.cos(heading), ball[1] + d * math.sin(heading)), self.distance.sd, across
+
+
+class DribbleSpec(Section):
+    """Walking the ball: where it sits in front of the feet, how fast, how far it may stray."""
+
+    ball: tuple[Finite, Finite] = (0.2, 0.0)
+    speed: Finite = Field(default=0.4, gt=0.0)
+    lateral: Finite = Field(default=0.12, gt=0.0)  # m off the centre line before it re-aligns
+    ahead: Finite = Field(default=0.6, gt=0.0)  # m ahead before it catches up
+
+
+class ApproachSpec(Section):
+    """Walking to the ball: how wide to go round it, when to give up."""
+
+    clear: Finite = Field(default=0.35, gt=0.0)  # m kept from the ball while going round it
+    lost_sigma: Finite = Field(default=1.0, gt=0.0)  # m: a ball estimate vaguer than this is lost
+    lost_s: Finite = Field(default=3.0, gt=0.0)  # s without a good ball estimate: give up
+    timeout: Finite = Field(default=40.0, gt=0.0)  # s for a whole task
+    settle: Finite = Field(default=1.0, ge=0.0)  # s at most waiting for the walk to stop before a kick
+    foot_margin: Finite = Field(default=0.15, ge=0.0)  # m of cost the other foot must save to switch
+    line_up: Finite = Field(default=0.15, ge=0.0)  # m behind the kick pose the walk lines up before stepping in
+
+
+class BallSkills(Section):
+    """A robot's kicks (by name), dribble and approach."""
+
+    kicks: dict[str, KickSpec] = Field(default_factory=dict)
+    dribble: DribbleSpec = DribbleSpec()
+    approach: ApproachSpec = ApproachSpec()
+
+
+class KicksFile(Section):
+    robots: dict[str, BallSkills]
+
+
+@cache
+def _load(path: str) -> KicksFile:
+    return validate(KicksFile, load_config(path), Path(path).name)
+
+
+def load_kicks_config(name_or_path: str | Path = 'kicks.yaml') -> dict[str, BallSkills]:
+    """The checked file, by robot key; a bad file raises :class:`ConfigError`."""
+    return dict(_load(str(name_or_path)).robots)
+
+
+def ball_skills_for(
+    robots: dict[str, BallSkills], robot: str, robot_type: int = 0, server: str = 'mujoco'
+) -> BallSkills:
+    """The ball skills of one robot (a Nao type's kicks over the plain Nao's); empty when none."""
+    if server != 'simspark':
+        return robots.get(robot, BallSkills())
+    base, own = robots.get('nao', BallSkills()), robots.get(f'nao{robot_type}')
+    if own is None:
+        return base
+    given = own.model_fields_set
+    return BallSkills(
+        kicks={**base.kicks, **own.kicks},
+        dribble=own.dribble if 'dribble' in given else base.dribble,
+        approach=own.approach if 'approach' in given else base.approach,
+    )
+
+
+def check_skills(skills: BallSkills, known: set[str], where: str) -> None:
+    """Every kick names skills the robot has; raises :class:`ConfigError` otherwise."""
+    for name, k in skills.kicks.items():
+        for s in (k.right, k.left):
+            if s not in known:
+                raise ConfigError(f'kicks.yaml: {where}.kicks.{name}: no skill {s!r}; known: {sorted(known)}')

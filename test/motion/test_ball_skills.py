@@ -1,0 +1,302 @@
+"""Ball-skill tasks (go to, kick, dribble) and the typed requests, without a server.
+
+The robot here is the real walk commander steering a body that moves exactly as commanded,
+so the tests check the plan (foot, route round the ball, alignment, re-planning, giving up),
+not the walk's physics; the live tests on RCSSServerMJ check the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from robocup3d_bridge.config_files import load_config
+from robocup3d_description.robots import robot_spec
+from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, View, kick_pose, to_robot
+from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, load_kicks_config
+from robocup3d_motion.motion_config import load_robots_config, load_walk_config
+from robocup3d_motion.motion_node import MotionCore
+from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
+from robocup3d_motion.walk import walk_sets
+from robocup3d_motion.walk_control import WalkCommander
+
+DT = 0.02
+_SETS, _DEFAULT = walk_sets(load_config('walk.yaml'), 'T1')
+PARAMS = _SETS[_DEFAULT]
+SPEC = KickSpec(
+    right='KICK_R', left='KICK_L', ball=(0.2, -0.08), distance={'mean': 8.0, 'sd': 1.0}, direction_sd_deg=5.0
+)
+APPROACH = ApproachSpec(clear=0.4)
+
+
+class Robot:
+    """A body that moves as the commander says: the plan under test, without the walk's physics."""
+
+    def __init__(self, x: float, y: float, yaw: float) -> None:
+        self.pose = (x, y, yaw)
+        self.cmd = WalkCommander()
+        self.t = 0.0
+        self.speed = (0.0, 0.0, 0.0)
+
+    def apply(self, act: Action) -> None:
+        if act.walk_target is not None:
+            self.cmd.set_target(*act.walk_target, self.t)
+        elif act.velocity is not None:
+            self.cmd.set_velocity(*act.velocity, self.t)
+        elif act.stop:
+            self.cmd.stop()
+
+    def move(self) -> None:
+        vx, vy, wz = self.cmd.velocity(self.t, PARAMS, self.speed, DT)
+        vx = max(vx, PARAMS.min_vx)  # as the walk clips it: the T1's positioning walk never steps back
+        self.speed = (vx, vy, wz)
+        x, y, yaw = self.pose
+        c, s = math.cos(yaw), math.sin(yaw)
+        self.pose = (x + (c * vx - s * vy) * DT, y + (s * vx + c * vy) * DT, yaw + wz * DT)
+        self.t += DT
+
+    @property
+    def walking(self) -> bool:
+        return any(abs(v) > 1e-6 for v in self.speed)
+
+
+def run_kick(robot: Robot, ball: list[float], target=(10.0, 0.0), roll=(0.0, 0.0), seconds=60.0, where=None):
+    """Step a kick task until it kicks: (task, the ball's closest distance before, where ``where(pose)``, skill)."""
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', target)
+    closest = math.inf
+    while robot.t < seconds:
+        ball[0] += roll[0] * DT
+        ball[1] += roll[1] * DT
+        act = task.step(View(robot.t, robot.pose, tuple(ball), walking=robot.walking))
+        if act.skill is not None:
+            return task, closest, act.skill
+        if where is None or where(robot.pose):
+            closest = min(closest, math.hypot(ball[0] - robot.pose[0], ball[1] - robot.pose[1]))
+        robot.apply(act)
+        robot.move()
+    return task, closest, None
+
+
+def aligned(robot: Robot, ball, foot: str, target=(10.0, 0.0)) -> bool:
+    bx, by = to_robot(robot.pose, *ball)
+    sx, sy = SPEC.spot(foot)
+    heading = math.atan2(target[1] - ball[1], target[0] - ball[0])
+    yaw_err = math.atan2(math.sin(heading - robot.pose[2]), math.cos(heading - robot.pose[2]))
+    tol = SPEC.tolerance
+    return abs(bx - sx) < 1.5 * tol.x and abs(by - sy) < 1.5 * tol.y and abs(yaw_err) < math.radians(1.5 * tol.yaw_deg)
+
+
+@pytest.mark.parametrize('seed', range(8))
+def test_kick_approach_from_anywhere_reaches_the_spot_without_touching_the_ball(seed: int) -> None:
+    rng = random.Random(seed)
+    ball = [rng.uniform(-3, 3), rng.uniform(-3, 3)]
+    bearing, dist = rng.uniform(-math.pi, math.pi), rng.uniform(1.0, 3.0)
+    robot = Robot(ball[0] + dist * math.cos(bearing), ball[1] + dist * math.sin(bearing), rng.uniform(-3, 3))
+    task, closest, skill = run_kick(robot, ball)
+    assert skill in ('KICK_R', 'KICK_L'), task.state()
+    assert task.phase == 'kicking'
+    assert aligned(robot, ball, task.foot)
+    # the feet reach about 0.25 m forward of the body: the ball never came that close before the kick
+    assert closest > 0.19, f'came within {closest:.2f} m of the ball'
+
+
+def test_a_robot_in_front_of_the_ball_goes_round_it() -> None:
+    ball = [0.0, 0.0]
+    robot = Robot(0.6, 0.0, math.pi)  # between the ball and the target, facing the ball
+    # the closest it came while not yet behind the ball: it kept clear going round
+    task, closest, skill = run_kick(robot, ball, where=lambda pose: pose[0] > -0.1)
+    assert skill is not None and aligned(robot, ball, task.foot)
+    assert closest > 0.3
+    assert robot.pose[0] < 0.0  # behind the ball now
+
+
+def test_a_rolling_ball_is_followed_and_kicked_where_it_is() -> None:
+    ball = [0.0, 0.0]
+    robot = Robot(-2.0, 1.0, 0.0)
+    task, _, skill = run_kick(robot, ball, roll=(0.05, -0.03), seconds=40.0)
+    assert skill is not None
+    assert ball[0] > 0.3  # it moved a good way before the kick
+    assert aligned(robot, ball, task.foot)
+
+
+def test_the_foot_is_the_cheaper_one_and_sticks() -> None:
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    # straight behind the ball and a little to its left: the right foot's spot is there
+    assert task.choose_foot((-0.5, 0.1, 0.0), (0.0, 0.0), 0.0) == 'right'
+    assert task.choose_foot((-0.5, -0.1, 0.0), (0.0, 0.0), 0.0) == 'right'  # not worth switching
+    assert task.choose_foot((-0.5, -0.6, 0.0), (0.0, 0.0), 0.0) == 'left'
+
+
+def test_kick_pose_puts_the_ball_at_the_spot() -> None:
+    pose = kick_pose((1.0, 2.0), 0.7, (0.2, -0.08))
+    assert to_robot(pose, 1.0, 2.0) == pytest.approx((0.2, -0.08))
+
+
+def test_a_lost_ball_is_searched_for_then_given_up() -> None:
+    task = KickTask(4, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    task.step(View(0.0, (0.0, 0.0, 0.0), (1.0, 1.0)))
+    act = task.step(View(0.1, (0.0, 0.0, 0.0), None))
+    assert act.velocity is not None and act.velocity[2] > 0  # turns towards where it was (left)
+    assert task.phase == 'approaching'
+    task.step(View(0.1 + APPROACH.lost_s + 0.1, (0.0, 0.0, 0.0), None))
+    assert task.phase == 'failed' and task.reason == 'ball lost'
+    assert task.step(View(10.0, (0.0, 0.0, 0.0), (1.0, 1.0))) == Action()  # over: does nothing
+
+
+def test_falls_pause_the_task_and_too_many_fail_it() -> None:
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    t = 0.0
+    for _ in range(3):
+        t += 1.0
+        assert task.step(View(t, (0.0, 0.0, 0.0), (1.0, 0.0), fallen=True)) == Action()
+        assert task.phase == 'fallen'
+        t += 1.0
+        task.step(View(t, (0.0, 0.0, 0.0), (1.0, 0.0)))
+        assert task.phase == 'approaching'
+    task.step(View(t + 1.0, (0.0, 0.0, 0.0), (1.0, 0.0), fallen=True))
+    assert task.phase == 'failed' and 'fell 4 times' in task.reason
+
+
+def test_the_kick_task_is_done_when_its_skill_ends() -> None:
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    pose = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    assert task.step(View(0.0, pose, (0.0, 0.0))).skill == 'KICK_R'
+    assert task.step(View(0.5, pose, (0.0, 0.0), skill='KICK_R')) == Action()
+    task.step(View(1.0, pose, (3.0, 0.0)))
+    assert task.phase == 'done'
+
+
+def test_a_kick_that_must_stop_first_waits_for_the_walk() -> None:
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    pose = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    assert task.step(View(0.0, pose, (0.0, 0.0), walking=True)).stop
+    assert task.phase == 'settling'
+    assert task.step(View(0.1, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
+    quick = KickTask(1, 0.0, APPROACH, SPEC.model_copy(update={'stop': False}), 'quick', (10.0, 0.0))
+    assert quick.step(View(0.0, pose, (0.0, 0.0), walking=True)).skill == 'KICK_R'
+
+
+def test_goto_walks_to_the_pose_and_is_done() -> None:
+    robot = Robot(0.0, 0.0, 0.0)
+    task = GoToTask(2, 0.0, APPROACH, (2.0, -1.0, 1.5))
+    while robot.t < 30.0 and not task.over:
+        robot.apply(task.step(View(robot.t, robot.pose)))
+        robot.move()
+    assert task.phase == 'done'
+    assert math.hypot(robot.pose[0] - 2.0, robot.pose[1] + 1.0) < 0.15
+
+
+def test_dribble_walks_the_ball_to_the_target_keeping_it_close() -> None:
+    spec = DribbleSpec(ball=(0.24, 0.0), speed=0.45)
+    robot = Robot(-1.0, -1.0, 0.0)
+    ball = [0.0, 0.0]
+    task = DribbleTask(3, 0.0, APPROACH, spec, (4.0, 1.0))
+    farthest, dribbling = 0.0, False
+    while robot.t < 60.0 and not task.over:
+        robot.apply(task.step(View(robot.t, robot.pose, tuple(ball), walking=robot.walking)))
+        robot.move()
+        bx, by = to_robot(robot.pose, *ball)
+        if 0.0 < bx < 0.2 and abs(by) < 0.1:  # the feet push the ball ahead
+            c, s = math.cos(robot.pose[2]), math.sin(robot.pose[2])
+            push = 0.2 - bx + 0.06
+            ball = [ball[0] + c * push, ball[1] + s * push]
+        dribbling |= task.phase == 'dribbling'
+        if dribbling:
+            farthest = max(farthest, math.hypot(ball[0] - robot.pose[0], ball[1] - robot.pose[1]))
+    assert task.phase == 'done', task.state()
+    assert math.hypot(ball[0] - 4.0, ball[1] - 1.0) < 0.5
+    assert farthest < 1.0
+
+
+# -- requests
+
+
+def test_requests_round_trip_and_plain_skill_names() -> None:
+    k = Kick(target=(12.0, -1.0), kick='quick', id=7)
+    assert parse_request(k.to_text()) == k
+    assert parse_request(GoTo(x=1, y=2, theta=4.0).to_text()).theta == pytest.approx(4.0 - 2 * math.pi)
+    assert parse_request(Dribble(target=(1, 1)).to_text()).kind == 'dribble'
+    assert parse_request(' stand ') == SkillRequest(name='stand')
+    assert parse_request('walk_set fast').name == 'walk_set fast'
+
+
+@pytest.mark.parametrize(
+    ('text', 'why'),
+    [
+        ('', 'empty request'),
+        ('{"kind": "shoot", "target": [1, 2]}', "unknown kind 'shoot'"),
+        ('{"target": [1, 2]}', 'no "kind"'),
+        ('{"kind": "kick", "target": [1]}', 'target'),
+        ('{"kind": "kick", "target": [1e999, 0]}', 'finite'),
+        ('{"kind": "kick", "target": [1, 2], "power": 3}', "unknown key 'power'"),
+        ('{"kind": "goto", "x": 1}', 'y'),
+        ('{"kind": "goto", "x": "1", "y": 0}', 'finite number'),
+        ('{"kind": "goto", "x": 1, "y": 0, "id": -1}', 'id'),
+        ('{"kind": "kick"', 'not JSON'),
+        ('[1, 2]', 'not a skill name'),
+        ('(kick 1 2)', 'not a skill name'),
+    ],
+)
+def test_malformed_requests_are_refused_with_the_reason(text: str, why: str) -> None:
+    with pytest.raises(RequestError) as err:
+        parse_request(text)
+    assert why in str(err.value)
+
+
+# -- the motion core
+
+
+def _core(kicks: dict | None = None) -> MotionCore:
+    robot = robot_spec('mujoco', 'T1', 0)
+    skills = BallSkills(kicks=kicks or {})
+    return MotionCore(
+        robot, load_robots_config('robots.yaml'), walk_cfg=load_walk_config('walk.yaml'), ball_skills=skills
+    )
+
+
+def test_the_core_refuses_a_bad_task_and_keeps_the_one_it_had() -> None:
+    core = _core()
+    assert core.request(Dribble(target=(3.0, 0.0), id=5).to_text()) == ''
+    assert core.task is not None and core.task.id == 5
+    for bad in ('{"kind": "kick", "target": [3, 0], "kick": "long"}', '{"kind": "dribble"}', 'NO_SUCH_SKILL'):
+        why = core.request(bad)
+        assert why.startswith(('kick refused', 'request refused')), why
+        assert core.task.id == 5 and not core.task.over
+    state = json.loads(json.dumps(core.state_dict()))
+    assert state['task']['kind'] == 'dribble' and state['task']['phase'] == 'approaching'
+    assert core.error == why
+
+
+def test_the_core_refuses_a_kick_whose_skills_the_robot_lacks() -> None:
+    core = _core({'long': SPEC})
+    why = core.request(Kick(target=(3.0, 0.0)).to_text())
+    assert "no skill 'KICK_R'" in why
+
+
+def test_cmd_vel_or_a_skill_cancels_the_task() -> None:
+    core = _core()
+    core.request(GoTo(x=1.0, y=0.0).to_text())
+    core.set_velocity(0.1, 0.0, 0.0)
+    assert core.task.phase == 'cancelled' and core.task.reason == 'cmd_vel'
+    core.request(GoTo(x=1.0, y=0.0).to_text())
+    core.request('stand')
+    assert core.task.phase == 'cancelled'
+
+
+def test_the_shipped_kicks_file_is_valid_and_names_existing_skills() -> None:
+    robots = load_kicks_config()
+    for key in ('T1', 'K1', 'nao'):
+        assert key in robots
+    for key, bs in robots.items():
+        if key.startswith('nao'):
+            from robocup3d_motion.skills.engine import load_nao_registry  # noqa: PLC0415
+
+            known = set(load_nao_registry(int(key[3:] or 0)))
+        else:
+            core = MotionCore(robot_spec('mujoco', key, 0), load_robots_config('robots.yaml'))
+            known = set(core.skills)
+        for name, k in bs.kicks.items():
+            assert {k.right, k.left} <= known, f'{key}.{name}'
