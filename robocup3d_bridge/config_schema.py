@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError, mod
 
 from robocup3d_bridge.config_files import ConfigError
 
-__all__ = ['Choice', 'Finite', 'Section', 'Text', 'ranged_int', 'validate']
+__all__ = ['Choice', 'Finite', 'NonNegative', 'Positive', 'Section', 'Text', 'ranged_int', 'validate']
 
 M = TypeVar('M', bound=BaseModel)
 
@@ -50,6 +50,24 @@ def _finite(v: Any) -> float:
 
 #: A finite real number (an int is taken as a float).
 Finite = Annotated[float, PlainValidator(_finite)]
+
+
+def _positive(v: Any) -> float:
+    if _finite(v) <= 0.0:
+        raise ValueError(f'must be a number > 0, got {v!r}')
+    return float(v)
+
+
+def _non_negative(v: Any) -> float:
+    if _finite(v) < 0.0:
+        raise ValueError(f'must be a number >= 0, got {v!r}')
+    return float(v)
+
+
+#: A finite number above zero.
+Positive = Annotated[float, PlainValidator(_positive)]
+#: A finite number, zero or more.
+NonNegative = Annotated[float, PlainValidator(_non_negative)]
 
 
 def ranged_int(lo: int | None = None, hi: int | None = None, what: str = 'an integer') -> Any:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from robocup3d_bridge.config_files import ConfigError, load_config
-from robocup3d_bridge.config_schema import Finite, Section, Text, validate
+from robocup3d_bridge.config_files import ConfigError, config_path, load_config
+from robocup3d_bridge.config_schema import Finite, NonNegative, Positive, Section, Text, validate
 
 __all__ = ['ApproachSpec', 'BallSkills', 'DribbleSpec', 'KickSpec', 'ball_skills_for', 'load_kicks_config']
 
@@ -34,8 +34,8 @@ class Tolerance(Section):
 class Model(Section):
     """Where the kick sends the ball, as measured."""
 
-    mean: Finite = Field(ge=0.0)
-    sd: Finite = Field(default=0.0, ge=0.0)
+    mean: NonNegative
+    sd: NonNegative = 0.0
 
 
 class KickSpec(Section):
@@ -46,9 +46,9 @@ class KickSpec(Section):
     ball: tuple[Finite, Finite]
     tolerance: Tolerance = Tolerance()
     stop: bool = True
-    duration: Finite = Field(default=1.0, gt=0.0)
+    duration: Positive = 1.0
     distance: Model
-    direction_sd_deg: Finite = Field(default=5.0, ge=0.0)
+    direction_sd_deg: NonNegative = 5.0
     measured: Text = ''
 
     def spot(self, foot: str) -> tuple[float, float]:
@@ -70,21 +70,21 @@ class DribbleSpec(Section):
     """Walking the ball: where it sits in front of the feet, how fast, how far it may stray."""
 
     ball: tuple[Finite, Finite] = (0.2, 0.0)
-    speed: Finite = Field(default=0.4, gt=0.0)
-    lateral: Finite = Field(default=0.12, gt=0.0)  # m off the centre line before it re-aligns
-    ahead: Finite = Field(default=0.6, gt=0.0)  # m ahead before it catches up
+    speed: Positive = 0.4
+    lateral: Positive = 0.12  # m off the centre line before it re-aligns
+    ahead: Positive = 0.6  # m ahead before it catches up
 
 
 class ApproachSpec(Section):
     """Walking to the ball: how wide to go round it, when to give up."""
 
-    clear: Finite = Field(default=0.35, gt=0.0)  # m kept from the ball while going round it
-    lost_sigma: Finite = Field(default=1.0, gt=0.0)  # m: a ball estimate vaguer than this is lost
-    lost_s: Finite = Field(default=3.0, gt=0.0)  # s without a good ball estimate: give up
-    timeout: Finite = Field(default=40.0, gt=0.0)  # s for a whole task
-    settle: Finite = Field(default=1.0, ge=0.0)  # s at most waiting for the walk to stop before a kick
-    foot_margin: Finite = Field(default=0.15, ge=0.0)  # m of cost the other foot must save to switch
-    line_up: Finite = Field(default=0.15, ge=0.0)  # m behind the kick pose the walk lines up before stepping in
+    clear: Positive = 0.35  # m kept from the ball while going round it
+    lost_sigma: Positive = 1.0  # m: a ball estimate vaguer than this is lost
+    lost_s: Positive = 3.0  # s without a good ball estimate: give up
+    timeout: Positive = 40.0  # s for a whole task
+    settle: NonNegative = 1.0  # s at most waiting for the walk to stop before a kick
+    foot_margin: NonNegative = 0.15  # m of cost the other foot must save to switch
+    line_up: NonNegative = 0.15  # m behind the kick pose the walk lines up before stepping in
 
 
 class BallSkills(Section):
@@ -100,8 +100,9 @@ class KicksFile(Section):
 
 
 @cache
-def _load(path: str) -> KicksFile:
-    return validate(KicksFile, load_config(path), Path(path).name)
+def _load(name_or_path: str) -> KicksFile:
+    path = config_path(name_or_path)
+    return validate(KicksFile, load_config(path), str(path))
 
 
 def load_kicks_config(name_or_path: str | Path = 'kicks.yaml') -> dict[str, BallSkills]:

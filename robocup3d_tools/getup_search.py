@@ -27,10 +27,11 @@ from pathlib import Path
 
 import yaml
 
-from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR
 from robocup3d_motion.skills.params import load_type_params
+from robocup3d_tools.optimize_config import load_optimize_config
 
 __all__ = ['FAIL_S', 'GETUP_TASKS', 'GetupSpace', 'getup_score', 'getup_space', 'run_candidate']
 
@@ -98,9 +99,9 @@ def getup_space(
     if task not in GETUP_TASKS:
         raise ConfigError(f'unknown get-up task {task!r}; tasks: {", ".join(GETUP_TASKS)}')
     skill = _skill_of(task)
-    spaces = load_config(config).get('getup', {})
-    space = spaces.get(robot)
-    if not isinstance(space, dict) or skill not in space:
+    model = load_optimize_config(config).getup.get(robot)
+    space = model.model_dump() if model is not None else {}
+    if not space.get(skill):
         raise ConfigError(f'{config}: no getup search space for {robot} {skill} (getup.{robot}.{skill})')
     names = tuple(names) or tuple(space[skill])
     step = space.get('step', {})

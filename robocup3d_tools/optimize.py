@@ -35,10 +35,11 @@ from pathlib import Path
 
 import yaml
 
-from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
+from robocup3d_tools.optimize_config import load_optimize_config
 from robocup3d_tools.ray_pool import DOMAINS, RayPool
 
 __all__ = [
@@ -59,15 +60,10 @@ __all__ = [
 
 def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[str, float, float]]:
     """The walk parameters searched on ``server`` and their ranges (``config``'s ``walk.<server>``)."""
-    space = load_config(config).get('walk', {}).get(server)
-    if not isinstance(space, dict) or not space:
+    space = load_optimize_config(config).walk.get(server)
+    if not space:
         raise ConfigError(f'{config}: no walk search space for {server} (walk.{server})')
-    out = {}
-    for name, spec in space.items():
-        if not (isinstance(spec, list) and len(spec) == 3 and spec[0] in ('abs', 'rel')):
-            raise ConfigError(f'{config}: walk.{server}.{name} must be [abs|rel, lo, hi], not {spec!r}')
-        out[name] = (spec[0], float(spec[1]), float(spec[2]))
-    return out
+    return dict(space)
 
 
 WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random')

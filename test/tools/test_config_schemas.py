@@ -1,4 +1,4 @@
-"""The schemas of robots.yaml, walk.yaml and formations.yaml: the shipped files pass, bad ones get one message.
+"""The schemas of the files in config/: the shipped files pass, bad ones get one message.
 
 Each bad file is a shipped file with one change; the message must name the file, the key and what is allowed.
 The ``robocup3d player`` command refuses a bad file with exit 2 and no traceback, before it starts a node.
@@ -17,8 +17,10 @@ import pytest
 import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
+from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_strategy.formation import load_formations
+from robocup3d_tools.optimize_config import load_optimize_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,6 +29,8 @@ def test_shipped_files_pass() -> None:
     assert set(load_robots_config('robots.yaml')) == {'nao', 'T1', 'K1'}
     assert {'T1', 'K1', 'nao'} <= set(load_walk_config('walk.yaml'))
     assert set(load_formations('formations.yaml')) == {'simspark', 'mujoco'}
+    assert {'T1', 'K1', 'nao'} <= set(load_kicks_config('kicks.yaml'))
+    assert set(load_optimize_config('optimize.yaml').walk) == {'mujoco', 'simspark'}
 
 
 def _edit(name: str, change: Callable[[dict], None], tmp_path: Path) -> Path:
@@ -92,8 +96,44 @@ CASES = {
         lambda d: d['simspark'].update({2: [-99.0, 0.0, 0.0]}),
         'simspark.2 must lie on the field',
     ),
+    'kicks-typo': (
+        'kicks.yaml',
+        lambda d: d['robots']['T1']['dribble'].update(sped=0.3),
+        "robots.T1.dribble: unknown key 'sped'; allowed: ahead, ball, lateral, speed",
+    ),
+    'kicks-negative-speed': (
+        'kicks.yaml',
+        lambda d: d['robots']['K1']['dribble'].update(speed=-1),
+        'robots.K1.dribble.speed must be a number > 0, got -1',
+    ),
+    'optimize-range': (
+        'optimize.yaml',
+        lambda d: d['walk']['mujoco'].update(period=['abs', 0.5, 0.2]),
+        "walk.mujoco.period: lo must be below hi, got ['abs', 0.5, 0.2]",
+    ),
+    'optimize-kind': (
+        'optimize.yaml',
+        lambda d: d['walk']['simspark'].update(sway=['absolute', 0.0, 0.1]),
+        "walk.simspark.sway must be [abs|rel, lo, hi], got ['absolute', 0.0, 0.1]",
+    ),
+    'optimize-getup-typo': (
+        'optimize.yaml',
+        lambda d: d['getup']['nao'].update(fornt=['getup_front_1_leg1']),
+        "getup.nao: unknown key 'fornt'; allowed: back, bounds, front, mirror, step",
+    ),
+    'optimize-mirror': (
+        'optimize.yaml',
+        lambda d: d['getup']['T1']['mirror'].update(llj1=['rlj1', 2]),  # K1 shares T1's (a YAML anchor)
+        "getup.K1.mirror.llj1 must be [twin_joint, 1 or -1], got ['rlj1', 2]",
+    ),
 }
-LOADERS = {'robots.yaml': load_robots_config, 'walk.yaml': load_walk_config, 'formations.yaml': load_formations}
+LOADERS = {
+    'robots.yaml': load_robots_config,
+    'walk.yaml': load_walk_config,
+    'formations.yaml': load_formations,
+    'kicks.yaml': load_kicks_config,
+    'optimize.yaml': load_optimize_config,
+}
 
 
 @pytest.mark.parametrize('case', sorted(CASES))

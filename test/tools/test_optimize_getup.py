@@ -59,9 +59,10 @@ def test_a_nao_candidate_is_a_parameter_file_over_the_types_own(robot_type: int,
 
 def test_a_wrong_search_space_is_refused_with_its_name(tmp_path: Path) -> None:
     bad = tmp_path / 'space.yaml'
-    bad.write_text(yaml.safe_dump({'getup': {'T1': {'back': ['99.llj1']}}, 'walk': {'mujoco': {'period': [1, 2]}}}))
+    bad.write_text(yaml.safe_dump({'getup': {'T1': {'back': ['99.llj1']}}}))
     with pytest.raises(ConfigError, match='frames 0-'):
         getup_space('getup-back', 'T1', config=str(bad))
+    bad.write_text(yaml.safe_dump({'walk': {'mujoco': {'period': [1, 2]}}}))
     with pytest.raises(ConfigError, match=r'walk.mujoco.period must be'):
         search_space('mujoco', str(bad))
     with pytest.raises(ConfigError, match='not \\$parameters'):

@@ -273,9 +273,7 @@ def test_the_team_secret_reaches_the_players_environment_and_never_their_command
     from robocup3d_bridge.team_talk import SECRET_ENV  # noqa: PLC0415
     from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
 
-    config = parse_team_config(
-        {'server': 'mujoco', 'team': 'Keyed', 'port': 9, 'secret': 's3cret', 'players': [1, 2]}
-    )
+    config = parse_team_config({'server': 'mujoco', 'team': 'Keyed', 'port': 9, 'secret': 's3cret', 'players': [1, 2]})
     assert config.secret == 's3cret'
     runner = TeamRunner(config, tmp_path, extra_args=['--bridge-only'])
     runner.start(stagger=0.0)
