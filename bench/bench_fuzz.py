@@ -35,7 +35,9 @@ from robocup3d_tools.fuzz import (  # noqa: E402
 CAPTURES = ROOT.parent / 'shared' / 'captures'
 
 
-def run(dialect: str, messages: int, seed: int, rate: float, log_dir: Path, player_src: Path | None) -> dict:
+def run(
+    dialect: str, messages: int, seed: int, rate: float, log_dir: Path, player_src: Path | None, progress: int = 0
+) -> dict:
     """Fuzz one player on one dialect; return the figures as a dict."""
     server = FakeServer(dialect, load_lines(CAPTURES, dialect), Mutator(random.Random(seed), rate))
     log = log_dir / f'player_{dialect}.log'
@@ -48,7 +50,20 @@ def run(dialect: str, messages: int, seed: int, rate: float, log_dir: Path, play
     rss: list[float] = []
     try:
         marks = (min(200, messages - 1), messages - 1)
-        server.run(messages, figures, on_message=lambda i: rss.append(rss_mb(proc.pid)) if i in marks else None)
+
+        def on_message(i: int) -> None:
+            if i in marks:
+                rss.append(rss_mb(proc.pid))
+            if progress and i and i % progress == 0:  # a long run shows how it goes
+                print(
+                    f'{dialect}: {i} messages, answered {100.0 * figures.answered_ratio:.3f} %, '
+                    f'link deaths {figures.link_deaths}, bad values sent {figures.bad_values_sent}, '
+                    f'{rss_mb(proc.pid):.1f} MB, {i / (time.monotonic() - started):.0f} messages/s',
+                    flush=True,
+                )
+
+        started = time.monotonic()
+        server.run(messages, figures, on_message=on_message)
         time.sleep(0.5)
         alive = proc.poll() is None
     finally:
@@ -84,12 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--rate', type=float, default=0.5, help='share of messages mutated')
     ap.add_argument('--player-src', type=Path, help='run the player from this source tree')
     ap.add_argument('--log-dir', type=Path, default=Path('/tmp/robocup3d_bench_fuzz'))
+    ap.add_argument('--progress', type=int, default=10000, help='print the figures every N messages (0: never)')
     args = ap.parse_args(argv)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     args.log_dir.mkdir(parents=True, exist_ok=True)
     dialects = ['mujoco', 'simspark'] if args.dialect == 'both' else [args.dialect]
     each = args.messages // len(dialects)
-    rows = [run(d, each, args.seed, args.rate, args.log_dir, args.player_src) for d in dialects]
+    rows = [run(d, each, args.seed, args.rate, args.log_dir, args.player_src, args.progress) for d in dialects]
     cols = ['dialect', 'messages', 'mutated', 'broken_frames', 'answered_%', 'any_reply_%', 'bad_sent',
             'bad_published', 'published', 'link_deaths', 'gave_up_at', 'alive', 'exit', 'rss_start_MB', 'rss_end_MB',
             'msg_per_s']  # fmt: skip
