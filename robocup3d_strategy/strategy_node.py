@@ -1,5 +1,8 @@
-"""The strategy node: decides where the player goes. For now: beam into formation.
+"""The strategy node: what the player does.
 
+It beams the player to its formation place whenever the rules allow a beam, and, once the
+world model gives it a pose, plays: every :data:`DECIDE_PERIOD` s of server time it takes a
+role and asks motion for a task (:mod:`robocup3d_strategy.decision`) on ``motion_request``.
 It also speaks for the player: in its slot (``team_talk.is_my_slot``) it says the
 world model's pose and ball (``pose``, ``ball``, the last ``vision/ball`` sighting)
 as one ``team_talk`` message on ``say``, while the pose is certain enough.
@@ -20,6 +23,8 @@ from std_msgs.msg import String
 from robocup3d_bridge import team_talk
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
+from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, phase_of
 from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
 
 __all__ = ['StrategyNode', 'main']
@@ -27,6 +32,7 @@ __all__ = ['StrategyNode', 'main']
 TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots repeat with it
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
+DECIDE_PERIOD = 0.2  # s of server time between decisions
 
 
 class StrategyNode(Node):
@@ -38,6 +44,23 @@ class StrategyNode(Node):
         self.unum = int(self.declare_parameter('unum', 1).value)
         formations = load_formations(self.declare_parameter('formations_config', 'formations.yaml').value)
         self.home = formation_pose(formations, server, self.unum)
+        robot = self.declare_parameter('robot', '').value or ('T1' if server == 'mujoco' else 'nao')
+        robot_type = int(self.declare_parameter('robot_type', 0).value)
+        kicks = self.declare_parameter('kicks_config', 'kicks.yaml').value
+        self.kicks = tuple(ball_skills_for(load_kicks_config(kicks), robot, robot_type, server).kicks)
+        #: play (decide and send motion tasks) once the world model gives a pose
+        self.play = bool(self.declare_parameter('play', True).value)
+        self.field = FIELDS.get(server, FIELDS['simspark'])
+        self.decider = Decider()
+        self._pose: tuple[float, float, float] | None = None
+        self._mates: tuple[Mate, ...] = ()
+        self._task: dict | None = None
+        self._fallen = False
+        self._decided_at = -1e9
+        self.side: str | None = None
+        self.pub_request = self.create_publisher(String, 'motion_request', 10)
+        self.create_subscription(String, 'players', self._on_players, 1)
+        self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
         self.create_subscription(String, 'game_state', self._on_game_state, LATCHED)
         self.play_mode: str | None = None
@@ -51,6 +74,7 @@ class StrategyNode(Node):
         self.create_subscription(PointStamped, 'vision/ball', self._on_ball_seen, 1)
         self._ball: tuple[float, float] | None = None
         self._ball_seen: float | None = None
+        self._ball_sigma = math.inf
         self._said_cycle: int | None = None
         self.said = 0
         self._last_beam: float | None = None
@@ -63,6 +87,7 @@ class StrategyNode(Node):
             self.get_logger().error('game_state is not JSON; ignored')
             return
         self.team = state.get('team') or self.team
+        self.side = state.get('side') or self.side
         mode = state.get('play_mode')
         if mode != self.play_mode:
             self._last_beam = None
@@ -76,9 +101,53 @@ class StrategyNode(Node):
             self.pub_beam.publish(Pose2D(x=x, y=y, theta=th))
             self._last_beam = now
 
+    def _on_players(self, msg: String) -> None:
+        try:
+            data = json.loads(msg.data)
+            self._mates = tuple(
+                Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)))
+                for p in data.get('players', ())
+                if p.get('teammate') and isinstance(p.get('unum'), int)
+            )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            self.get_logger().error('players is not the JSON the world model sends; ignored', throttle_duration_sec=5.0)
+
+    def _on_motion_state(self, msg: String) -> None:
+        try:
+            state = json.loads(msg.data)
+        except ValueError:
+            return
+        if isinstance(state, dict):
+            self._task = state.get('task') if isinstance(state.get('task'), dict) else None
+            self._fallen = bool(state.get('fallen') or state.get('getup'))
+
+    def _decide(self, now: float) -> None:
+        """Take a role and send motion the task it asks for, if it is a new one."""
+        self._decided_at = now
+        situation = Situation(
+            unum=self.unum,
+            phase=phase_of(self.play_mode, self.side),
+            pose=self._pose,
+            ball=self._ball if self._ball_fresh(now) else None,
+            home=self.home,
+            field=self.field,
+            mates=self._mates,
+            kicks=self.kicks,
+            fallen=self._fallen,
+        )
+        req = self.decider.decide(situation, now, self._task)
+        if req is not None:
+            self.pub_request.publish(String(data=req.to_text()))
+
+    def _ball_fresh(self, now: float) -> bool:
+        """The world model's ball is good enough to play (seen by us or heard from a teammate)."""
+        return self._ball is not None and self._ball_sigma <= 1.0
+
     def _on_ball(self, msg: Odometry) -> None:
         p = msg.pose.pose.position
         self._ball = (p.x, p.y)
+        cov = msg.pose.covariance
+        self._ball_sigma = math.sqrt(max(0.0, cov[0] + cov[7]))
 
     def _on_ball_seen(self, msg: PointStamped) -> None:
         self._ball_seen = seconds_from_stamp(msg.header.stamp)
@@ -86,6 +155,10 @@ class StrategyNode(Node):
     def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
         """Say our pose and ball in our slot (the pose comes once or twice per server cycle)."""
         now = seconds_from_stamp(msg.header.stamp)
+        p, q = msg.pose.pose.position, msg.pose.pose.orientation
+        self._pose = (p.x, p.y, math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+        if (self.play and now - self._decided_at >= DECIDE_PERIOD) or now < self._decided_at:
+            self._decide(now)
         cycle = team_talk.server_cycle(now)
         if cycle == self._said_cycle or not self.team or not team_talk.is_my_slot(self.unum, cycle, self.say_period):
             return

@@ -1,0 +1,218 @@
+"""What each player does: a role per player, each role a small behaviour (pure Python).
+
+Inputs are a :class:`Situation`: the world model's pose, ball and teammates (team frame, our
+goal at -x), the game state and what motion reports. The output is a motion task
+(:mod:`robocup3d_motion.requests`) or ``None`` (carry on). Roles, as UT Austin Villa's base
+team and FC Portugal's assign them:
+
+* player 1 is the **goalie**: on the goal line between the ball and the goal centre; it clears a
+  ball that comes into its area;
+* the **striker** is the field player closest to the ball (teammates' positions older than
+  :data:`MATE_AGE` or fallen do not count; a margin stops two players swapping back and forth):
+  it kicks the ball towards the opponents' goal (dribbles it where the robot has no kick), on
+  kick-offs to the side (no direct goal from a kick-off), and keeps :data:`SET_PLAY_DISTANCE` from
+  the ball in the opponents' set plays;
+* the others are **supporters**: their formation place moved with the ball, kept clear of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from robocup3d_motion.requests import Dribble, GoTo, Kick, MotionRequest, SkillRequest
+
+__all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
+
+MATE_AGE = 1.5  # s: an older teammate position does not count
+STRIKER_MARGIN = 0.5  # m another player must be closer by to take the ball over
+SET_PLAY_DISTANCE = 2.5  # m from the ball in the opponents' set plays
+SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
+SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
+REFRESH = 2.0  # s: the same request is sent again after this long
+
+
+@dataclass(frozen=True)
+class Field:
+    """Field size (m)."""
+
+    length: float = 30.0
+    width: float = 20.0
+    goal_width: float = 2.1
+
+    @property
+    def their_goal(self) -> tuple[float, float]:
+        return (self.length / 2.0, 0.0)
+
+    def clamp(self, x: float, y: float, margin: float = 0.5) -> tuple[float, float]:
+        hx, hy = self.length / 2.0 - margin, self.width / 2.0 - margin
+        return max(-hx, min(hx, x)), max(-hy, min(hy, y))
+
+
+FIELDS = {'simspark': Field(30.0, 20.0, 2.1), 'mujoco': Field(55.0, 36.0, 3.66)}
+
+
+@dataclass(frozen=True)
+class Mate:
+    """A teammate as the world model tracks it (team frame)."""
+
+    unum: int
+    x: float
+    y: float
+    age: float = 0.0
+    fallen: bool = False
+
+
+@dataclass
+class Situation:
+    """What a player knows when it decides."""
+
+    unum: int
+    phase: str  # see phase_of
+    pose: tuple[float, float, float] | None
+    ball: tuple[float, float] | None
+    home: tuple[float, float, float]
+    field: Field = field(default_factory=Field)
+    mates: tuple[Mate, ...] = ()
+    kicks: tuple[str, ...] = ()  # the kicks this robot has (config/kicks.yaml)
+    fallen: bool = False
+
+
+def phase_of(play_mode: str | None, side: str | None) -> str:
+    """A play mode (either server's name) as one of: before, play_on, ours, theirs, goal, over."""
+    mode = (play_mode or '').lower()
+    if mode in ('', 'beforekickoff', 'before_kick_off'):
+        return 'before'
+    if mode in ('playon', 'play_on'):
+        return 'play_on'
+    if mode.startswith('goal_') and mode.rsplit('_', 1)[-1] in ('left', 'right'):
+        return 'goal'
+    if 'gameover' in mode or 'game_over' in mode:
+        return 'over'
+    team = mode.rsplit('_', 1)[-1]
+    if team in ('left', 'right') and side in ('left', 'right'):
+        return 'ours' if team == side else 'theirs'
+    return 'play_on'
+
+
+def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def choose_role(s: Situation, was_striker: bool) -> str:
+    """``goalie``, ``striker`` or ``supporter`` (see the module doc)."""
+    if s.unum == 1:
+        return 'goalie'
+    if s.ball is None or s.pose is None or s.fallen:
+        return 'supporter'
+    mine = _dist(s.pose[:2], s.ball) - (STRIKER_MARGIN if was_striker else 0.0)
+    for m in s.mates:
+        if m.unum in (1, s.unum) or m.age > MATE_AGE or m.fallen:
+            continue
+        theirs = _dist((m.x, m.y), s.ball)
+        if theirs < mine or (theirs == mine and m.unum < s.unum):
+            return 'supporter'
+    return 'striker'
+
+
+class Striker:
+    """Takes the ball towards the opponents' goal."""
+
+    def act(self, s: Situation) -> MotionRequest | None:
+        if s.ball is None:
+            return None
+        if s.phase == 'theirs':  # keep away, between the ball and our goal
+            bx, by = s.ball
+            d = math.hypot(bx + s.field.length / 2.0, by) or 1.0
+            x, y = bx - SET_PLAY_DISTANCE * (bx + s.field.length / 2.0) / d, by - SET_PLAY_DISTANCE * by / d
+            return GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x))
+        goal = s.field.their_goal
+        if s.phase == 'ours' and abs(s.ball[0]) < 1.0 and abs(s.ball[1]) < 1.0:  # kick-off: no direct goal
+            goal = (s.ball[0] + 4.0, math.copysign(6.0, s.home[1] or 1.0))
+        if 'long' in s.kicks:
+            return Kick(target=goal, kick='long')
+        return Dribble(target=goal)
+
+
+class Goalie:
+    """Guards the goal; clears a ball in its area."""
+
+    def act(self, s: Situation) -> MotionRequest | None:
+        line_x = -s.field.length / 2.0 + 0.4
+        if s.ball is None:
+            return GoTo(x=line_x, y=0.0, theta=0.0)
+        bx, by = s.ball
+        if bx < line_x + 3.0 and abs(by) < s.field.goal_width + 1.5 and s.phase in ('play_on', 'ours'):
+            away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
+            return Kick(target=away, kick='long') if 'long' in s.kicks else Dribble(target=away)
+        half = s.field.goal_width / 2.0
+        y = max(-half, min(half, by * 0.3))
+        return GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x))
+
+
+class Supporter:
+    """Holds its formation place, moved with the ball and kept clear of it."""
+
+    def act(self, s: Situation) -> MotionRequest | None:
+        hx, hy, _ = s.home
+        if s.ball is None:
+            return GoTo(x=hx, y=hy, theta=0.0)
+        bx, by = s.ball
+        x, y = s.field.clamp(hx + SUPPORT_SHIFT[0] * bx, hy + SUPPORT_SHIFT[1] * by)
+        d = math.hypot(x - bx, y - by)
+        if d < SUPPORT_CLEAR:  # out of the striker's way
+            k = SUPPORT_CLEAR / max(d, 1e-3)
+            x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
+        return GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x))
+
+
+ROLES = {'goalie': Goalie(), 'striker': Striker(), 'supporter': Supporter()}
+
+
+def same_request(a: MotionRequest | None, b: MotionRequest | None, tolerance: float = 0.5) -> bool:
+    """Whether ``b`` asks for what ``a`` already asks (targets within ``tolerance`` m): no need to send it."""
+    if a is None or b is None or a.kind != b.kind:
+        return a is b
+    if isinstance(a, GoTo) and isinstance(b, GoTo):
+        return math.hypot(a.x - b.x, a.y - b.y) < tolerance and abs(a.theta - b.theta) < 0.3
+    ta, tb = getattr(a, 'target', None), getattr(b, 'target', None)
+    if ta is None or tb is None:
+        return a == b
+    return _dist(ta, tb) < tolerance and getattr(a, 'kick', '') == getattr(b, 'kick', '')
+
+
+class Decider:
+    """One player's decisions over time: its role, and which requests are worth sending.
+
+    A request goes out when it differs from the last one, when motion has finished (or dropped)
+    the last one's task, or every :data:`REFRESH` s. Each carries a new ``id`` so that
+    ``motion_state`` tells its outcome apart from an older request's.
+    """
+
+    def __init__(self) -> None:
+        self.role = 'supporter'
+        self.last: MotionRequest | None = None
+        self.sent_at = -math.inf
+        self.next_id = 1
+        self._idle = False
+
+    def decide(self, s: Situation, now: float, task: dict | None = None) -> MotionRequest | None:
+        """The request to send now, or None; ``task``: ``motion_state``'s task."""
+        if s.phase in ('before', 'goal', 'over'):
+            if self._idle:
+                return None
+            self._idle, self.last = True, None
+            return SkillRequest(name='stand')
+        self._idle = False
+        self.role = choose_role(s, self.role == 'striker')
+        req = ROLES[self.role].act(s)
+        if req is None:
+            return None
+        ours = task is not None and self.last is not None and task.get('id') == self.last.id
+        finished = ours and task.get('phase') in ('done', 'failed', 'cancelled')
+        if same_request(self.last, req) and not finished and now - self.sent_at < REFRESH:
+            return None
+        req = req.model_copy(update={'id': self.next_id})
+        self.next_id += 1
+        self.last, self.sent_at = req, now
+        return req

@@ -1,0 +1,96 @@
+"""The decision layer without ROS: roles, behaviours, and which requests go out."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
+from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, choose_role, phase_of
+
+FIELD = FIELDS['mujoco']
+
+
+def situation(unum: int = 3, pose=(-2.0, 0.0, 0.0), ball=(0.0, 0.0), mates=(), phase='play_on', kicks=('long',)):
+    return Situation(unum, phase, pose, ball, home=(-5.0, 2.0, 0.0), field=FIELD, mates=tuple(mates), kicks=kicks)
+
+
+@pytest.mark.parametrize(
+    ('mode', 'side', 'phase'),
+    [
+        ('BeforeKickOff', 'left', 'before'),
+        ('PlayOn', 'right', 'play_on'),
+        ('KickOff_Left', 'left', 'ours'),
+        ('KickOff_Left', 'right', 'theirs'),
+        ('corner_kick_right', 'right', 'ours'),
+        ('Goal_Right', 'left', 'goal'),
+        ('GameOver', 'left', 'over'),
+        (None, None, 'before'),
+    ],
+)
+def test_play_modes_of_both_servers(mode, side, phase) -> None:
+    assert phase_of(mode, side) == phase
+
+
+def test_the_closest_field_player_strikes_and_keeps_the_ball_against_a_near_tie() -> None:
+    near = Mate(4, -1.0, 0.0)
+    assert choose_role(situation(mates=[near]), was_striker=False) == 'supporter'
+    # 2.0 m against 1.7 m: the striker keeps its role inside the margin
+    assert choose_role(situation(mates=[Mate(4, -1.7, 0.0)]), was_striker=True) == 'striker'
+    assert choose_role(situation(mates=[Mate(4, -1.7, 0.0)]), was_striker=False) == 'supporter'
+    # stale or fallen teammates and the goalie do not count
+    assert choose_role(situation(mates=[Mate(4, -1.0, 0.0, age=5.0)]), was_striker=False) == 'striker'
+    assert choose_role(situation(mates=[Mate(4, -1.0, 0.0, fallen=True)]), was_striker=False) == 'striker'
+    assert choose_role(situation(mates=[Mate(1, -0.5, 0.0)]), was_striker=False) == 'striker'
+    assert choose_role(situation(unum=1), was_striker=False) == 'goalie'
+    assert choose_role(situation(ball=None), was_striker=True) == 'supporter'
+
+
+def test_the_striker_kicks_at_their_goal_or_dribbles_without_a_kick() -> None:
+    d = Decider()
+    req = d.decide(situation(), 0.0)
+    assert isinstance(req, Kick) and req.target == FIELD.their_goal and req.kick == 'long'
+    req = Decider().decide(situation(kicks=()), 0.0)
+    assert isinstance(req, Dribble) and req.target == FIELD.their_goal
+
+
+def test_no_direct_shot_from_our_kick_off_and_distance_in_theirs() -> None:
+    req = Decider().decide(situation(phase='ours'), 0.0)
+    assert isinstance(req, Kick) and abs(req.target[1]) > 3.0  # to the side
+    req = Decider().decide(situation(phase='theirs', ball=(1.0, 1.0)), 0.0)
+    assert isinstance(req, GoTo)
+    assert math.hypot(req.x - 1.0, req.y - 1.0) == pytest.approx(2.5)
+    assert req.x < 1.0  # on our side of the ball
+
+
+def test_supporters_keep_clear_of_the_ball_and_the_goalie_guards_the_line() -> None:
+    mates = [Mate(4, -4.3, 1.2)]  # closer to the ball: the striker
+    req = Decider().decide(situation(pose=(-3.0, 2.0, 0.0), ball=(-4.0, 1.5), mates=mates), 0.0)
+    assert isinstance(req, GoTo)
+    assert math.hypot(req.x + 4.0, req.y - 1.5) >= 2.0 - 1e-6
+    req = Decider().decide(situation(unum=1, pose=(-27.0, 0.0, 0.0), ball=(-5.0, 10.0)), 0.0)
+    assert isinstance(req, GoTo) and req.x < -26.0 and abs(req.y) <= FIELD.goal_width / 2.0
+    req = Decider().decide(situation(unum=1, pose=(-27.0, 0.0, 0.0), ball=(-25.0, 0.5)), 0.0)
+    assert isinstance(req, Kick) and req.target[0] == 0.0  # cleared to the side
+
+
+def test_requests_go_out_when_new_or_when_motion_is_done_with_the_last() -> None:
+    d = Decider()
+    first = d.decide(situation(), 0.0)
+    assert first is not None and first.id == 1
+    assert d.decide(situation(), 0.2) is None  # the same kick
+    assert d.decide(situation(), 0.4, {'id': 1, 'phase': 'kicking'}) is None
+    again = d.decide(situation(), 0.6, {'id': 1, 'phase': 'done'})
+    assert again is not None and again.id == 2
+    assert d.decide(situation(), 0.6 + 2.1) is not None  # refreshed
+    moved = d.decide(situation(ball=(3.0, 0.0), pose=(2.0, 0.0, 0.0)), 5.0)
+    assert moved is None or isinstance(moved, Kick)
+
+
+def test_before_kick_off_the_player_stands_once() -> None:
+    d = Decider()
+    assert d.decide(situation(), 0.0) is not None
+    assert d.decide(situation(phase='before'), 1.0) == SkillRequest(name='stand')
+    assert d.decide(situation(phase='before'), 2.0) is None
+    assert d.decide(situation(), 3.0) is not None  # play again
