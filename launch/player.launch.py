@@ -23,7 +23,7 @@ ARGS = {
     'publish_clock': ('false', 'publish /clock from server time (one player per server)'),
     'publish_raw': ('true', 'publish raw/percept and raw/action'),
     'composed': ('true', 'all nodes of the player in one process'),
-    'world_model': ('false', 'also run the world model node (localization, tracking)'),
+    'world_model': ('true', 'run the world model node (localization, tracking); the strategy plays only with it'),
 }
 
 
@@ -55,8 +55,8 @@ def _player(context, *_):
             args.append('--publish-clock')
         if v['publish_raw'] not in truthy:
             args.append('--no-raw')
-        if v['world_model'] in truthy:
-            args.append('--world-model')
+        if v['world_model'] not in truthy:
+            args.append('--no-world-model')
         return [Node(package='robocup3d', executable='player', name='player', arguments=args, output='screen')]
     common = {'server': server, 'robot': robot, 'robot_type': int(v['type']), 'unum': int(v['unum'])}
     bridge = {

@@ -64,7 +64,15 @@ def player_parser() -> argparse.ArgumentParser:
         help='bridge and motion talk over DDS topics even in one process (slower; for comparison)',
     )
     p.add_argument(
-        '--world-model', action='store_true', help='also run the world model (localization, tracking) in this process'
+        '--world-model',
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help='run the world model (localization, tracking) in this process (default); the strategy plays only with it',
+    )
+    p.add_argument(
+        '--no-play',
+        action='store_true',
+        help='the strategy only beams and talks, it sends motion no tasks (for tools that drive the robot themselves)',
     )
     p.add_argument('--walk-config', default='walk.yaml', help='walk parameter file (name in config/ or a path)')
     p.add_argument(
@@ -149,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return node
 
     def strategy(**kw: object) -> StrategyNode:
-        return StrategyNode(namespace=ns, parameter_overrides=common)
+        return StrategyNode(namespace=ns, parameter_overrides=[*common, Parameter('play', value=not args.no_play)])
 
     def world_model(**kw: object) -> WorldModelNode:
         extra = [

@@ -138,7 +138,7 @@ class SimSession:
         env[END_WITH_PARENT] = '1'  # the server and player end with this process, however it ends
         aport, mport = free_port(), free_port()
         cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', self.server_kind, '--port', str(aport)]
-        cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw']
+        cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw', '--no-play']  # this process drives it
         if self.simspark:
             senv = dict(env, SIMSPARK_SYNC='1', SIMSPARK_REALTIME='0') if self.fast else env
             self.server = start_simspark_server(self.log_dir / 'server', aport, mport, env=senv)
@@ -156,6 +156,8 @@ class SimSession:
             # sends the commands, can fall behind it by many cycles on a loaded machine: keep a
             # command in force for 2 s of server time so that the lag does not stop the walk.
             cmd += ['--cmd-timeout', '2.0']
+        if '--world-model' not in self.player_args:  # the tools measure the player without it unless asked
+            cmd.append('--no-world-model')
         cmd += list(self.player_args)
         with open(self.log_dir / 'player.log', 'ab') as out:
             self.player = subprocess.Popen(
