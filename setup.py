@@ -20,7 +20,7 @@ setup(
         # `ros2 run` and launch_ros look in lib/<package>; pip users get the console scripts in bin.
         ('lib/' + package_name, glob('scripts/ros/*')),
     ],
-    install_requires=['setuptools', 'numpy', 'PyYAML', 'cma', 'pydantic>=2'],
+    install_requires=['setuptools', 'numpy', 'scipy', 'PyYAML', 'cma', 'pydantic>=2'],
     extras_require={
         'ros': [
             'ros-rclpy[fastrtps]',

@@ -7,12 +7,14 @@ team and FC Portugal's assign them:
 
 * player 1 is the **goalie**: on the goal line between the ball and the goal centre; it clears a
   ball that comes into its area;
-* the **striker** is the field player closest to the ball (teammates' positions older than
-  :data:`MATE_AGE` or fallen do not count; a margin stops two players swapping back and forth):
-  it kicks the ball towards the opponents' goal (dribbles it where the robot has no kick), on
-  kick-offs to the side (no direct goal from a kick-off), and keeps :data:`SET_PLAY_DISTANCE` from
-  the ball in the opponents' set plays;
-* the others are **supporters**: their formation place moved with the ball, kept clear of it.
+* the **striker** (on the ball) is the field player nearest the ball
+  (:func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
+  :data:`MATE_AGE` or fallen do not count): it kicks the ball towards the opponents' goal
+  (dribbles it where the robot has no kick), on kick-offs to the side (no direct goal from a
+  kick-off), and keeps :data:`SET_PLAY_DISTANCE` from the ball in the opponents' set plays;
+* the others take the role places of ``config/roles.yaml`` (supporter, defenders, wings,
+  forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
+  kept clear of the ball; without a roles file, their formation place moved with the ball.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, MotionRequest, SkillRequest
+from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
 __all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
 
@@ -76,6 +79,8 @@ class Situation:
     mates: tuple[Mate, ...] = ()
     kicks: tuple[str, ...] = ()  # the kicks this robot has (config/kicks.yaml)
     fallen: bool = False
+    roles: ServerRoles | None = None  # role places (config/roles.yaml) for this server
+    place: tuple[float, float] | None = None  # the role place assigned to this player (set by assign)
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -99,20 +104,39 @@ def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
-def choose_role(s: Situation, was_striker: bool) -> str:
-    """``goalie``, ``striker`` or ``supporter`` (see the module doc)."""
+def field_players(s: Situation) -> dict[int, tuple[float, float]]:
+    """The field players available for roles: this one and the teammates seen or heard lately, not fallen."""
+    out = {m.unum: (m.x, m.y) for m in s.mates if m.unum not in (1, s.unum) and m.age <= MATE_AGE and not m.fallen}
+    if s.pose is not None and not s.fallen and s.unum != 1:
+        out[s.unum] = (s.pose[0], s.pose[1])
+    return out
+
+
+def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
+    """This player's role (``goalie``, ``striker``, ``supporter``) and who is on the ball.
+
+    A supporter's place goes into ``s.place`` (SCRAM over ``s.roles``' slots for the phase).
+    """
     if s.unum == 1:
-        return 'goalie'
+        return 'goalie', on_ball
     if s.ball is None or s.pose is None or s.fallen:
-        return 'supporter'
-    mine = _dist(s.pose[:2], s.ball) - (STRIKER_MARGIN if was_striker else 0.0)
-    for m in s.mates:
-        if m.unum in (1, s.unum) or m.age > MATE_AGE or m.fallen:
-            continue
-        theirs = _dist((m.x, m.y), s.ball)
-        if theirs < mine or (theirs == mine and m.unum < s.unum):
-            return 'supporter'
-    return 'striker'
+        return 'supporter', on_ball
+    players = field_players(s)
+    on_ball = on_ball_player(players, s.ball, on_ball)
+    if on_ball == s.unum:
+        return 'striker', on_ball
+    if s.roles is not None:
+        slots = getattr(s.roles, s.phase if s.phase in ('ours', 'theirs') else 'play_on')
+        places = slot_places(slots, s.ball, (s.field.length / 2.0, s.field.width / 2.0))
+        rest = {u: p for u, p in players.items() if u != on_ball}
+        mine = scram(rest, [p for _, p in places]).get(s.unum)
+        s.place = places[mine][1] if mine is not None else None
+    return 'supporter', on_ball
+
+
+def choose_role(s: Situation, was_striker: bool) -> str:
+    """This player's role alone (with ``was_striker``: it held the ball so far)."""
+    return assign(s, s.unum if was_striker else None)[0]
 
 
 class Striker:
@@ -158,10 +182,14 @@ class Supporter:
         if s.ball is None:
             return GoTo(x=hx, y=hy, theta=0.0)
         bx, by = s.ball
-        x, y = s.field.clamp(hx + SUPPORT_SHIFT[0] * bx, hy + SUPPORT_SHIFT[1] * by)
+        if s.place is not None:
+            x, y = s.place
+        else:
+            x, y = s.field.clamp(hx + SUPPORT_SHIFT[0] * bx, hy + SUPPORT_SHIFT[1] * by)
+        clear = SET_PLAY_DISTANCE if s.phase == 'theirs' else SUPPORT_CLEAR
         d = math.hypot(x - bx, y - by)
-        if d < SUPPORT_CLEAR:  # out of the striker's way
-            k = SUPPORT_CLEAR / max(d, 1e-3)
+        if d < clear:  # out of the striker's way
+            k = clear / max(d, 1e-3)
             x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
         return GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x))
 
@@ -191,6 +219,7 @@ class Decider:
 
     def __init__(self) -> None:
         self.role = 'supporter'
+        self.on_ball: int | None = None  # who holds the ball, as this player sees it
         self.last: MotionRequest | None = None
         self.sent_at = -math.inf
         self.next_id = 1
@@ -204,7 +233,7 @@ class Decider:
             self._idle, self.last = True, None
             return SkillRequest(name='stand')
         self._idle = False
-        self.role = choose_role(s, self.role == 'striker')
+        self.role, self.on_ball = assign(s, self.on_ball)
         req = ROLES[self.role].act(s)
         if req is None:
             return None

@@ -26,6 +26,7 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, phase_of
 from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
+from robocup3d_strategy.roles import load_roles
 
 __all__ = ['StrategyNode', 'main']
 
@@ -51,6 +52,7 @@ class StrategyNode(Node):
         #: play (decide and send motion tasks) once the world model gives a pose
         self.play = bool(self.declare_parameter('play', True).value)
         self.field = FIELDS.get(server, FIELDS['simspark'])
+        self.roles = load_roles(self.declare_parameter('roles_config', 'roles.yaml').value).get(server)
         self.decider = Decider()
         self._pose: tuple[float, float, float] | None = None
         self._mates: tuple[Mate, ...] = ()
@@ -134,6 +136,7 @@ class StrategyNode(Node):
             mates=self._mates,
             kicks=self.kicks,
             fallen=self._fallen,
+            roles=self.roles,
         )
         req = self.decider.decide(situation, now, self._task)
         if req is not None:

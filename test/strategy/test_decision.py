@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 
 import pytest
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
-from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, choose_role, phase_of
+from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, assign, choose_role, phase_of
+from robocup3d_strategy.roles import load_roles, scram
 
 FIELD = FIELDS['mujoco']
 
@@ -94,3 +97,53 @@ def test_before_kick_off_the_player_stands_once() -> None:
     assert d.decide(situation(phase='before'), 1.0) == SkillRequest(name='stand')
     assert d.decide(situation(phase='before'), 2.0) is None
     assert d.decide(situation(), 3.0) is not None  # play again
+
+
+# -- role assignment
+
+
+def _brute(positions: dict, places: list) -> tuple[float, float]:
+    players = sorted(positions)
+    best = None
+    for perm in itertools.permutations(range(len(places)), len(players)):
+        d = [math.dist(positions[u], places[j]) for u, j in zip(players, perm, strict=True)]
+        key = (round(max(d), 9), sum(x * x for x in d))
+        best = key if best is None or key < best else best
+    return best
+
+
+@pytest.mark.parametrize('seed', range(20))
+def test_scram_minimises_the_longest_walk_then_the_squares(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 5)
+    positions = {u: (rng.uniform(-15, 15), rng.uniform(-10, 10)) for u in rng.sample(range(2, 12), n)}
+    places = [(rng.uniform(-15, 15), rng.uniform(-10, 10)) for _ in range(n)]
+    got = scram(positions, places)
+    assert sorted(got.values()) == list(range(n))
+    d = [math.dist(positions[u], places[j]) for u, j in got.items()]
+    longest, squares = _brute(positions, places)
+    assert max(d) == pytest.approx(longest)
+    assert sum(x * x for x in d) == pytest.approx(squares)
+
+
+def test_every_player_reaches_the_same_assignment_from_the_same_picture() -> None:
+    roles = load_roles()['mujoco']
+    team = {2: (-18.0, -7.0), 3: (-18.0, 7.0), 4: (-12.0, 0.0), 5: (-7.0, -10.0), 6: (-7.0, 10.0), 7: (-2.0, 0.0)}
+    ball = (-4.0, 3.0)
+    picks = {}
+    for unum, (x, y) in team.items():
+        mates = [Mate(u, *p) for u, p in reversed(list(team.items())) if u != unum]  # any order
+        s = Situation(unum, 'play_on', (x, y, 0.0), ball, (x, y, 0.0), FIELD, tuple(mates), ('long',), roles=roles)
+        role, on_ball = assign(s, None)
+        picks[unum] = (role, on_ball, s.place)
+    assert {on_ball for _, on_ball, _ in picks.values()} == {7}  # all agree who is on the ball
+    assert [u for u, (role, _, _) in picks.items() if role == 'striker'] == [7]
+    places = [place for role, _, place in picks.values() if role == 'supporter']
+    assert len(set(places)) == len(places) == 5  # each supporter its own place
+
+
+def test_a_fallen_or_stale_teammate_gets_no_place() -> None:
+    roles = load_roles()['mujoco']
+    mates = (Mate(4, 0.0, 0.0, fallen=True), Mate(5, 1.0, 0.0, age=9.0))
+    s = Situation(3, 'play_on', (-10.0, 0.0, 0.0), (0.5, 0.0), (-10.0, 0.0, 0.0), FIELD, mates, (), roles=roles)
+    assert assign(s, None)[:2] == ('striker', 3)  # the nearer ones do not count

@@ -20,6 +20,7 @@ from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_strategy.formation import load_formations
+from robocup3d_strategy.roles import load_roles
 from robocup3d_tools.optimize_config import load_optimize_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +107,12 @@ CASES = {
         lambda d: d['robots']['K1']['dribble'].update(speed=-1),
         'robots.K1.dribble.speed must be a number > 0, got -1',
     ),
+    'roles-empty': ('roles.yaml', lambda d: d['mujoco'].update(theirs=[]), 'mujoco.theirs must not be empty'),
+    'roles-typo': (
+        'roles.yaml',
+        lambda d: d['simspark']['ours'][0].update(bal=[1, 2]),
+        "simspark.ours.0: unknown key 'bal'; allowed: ball, mirror, role",
+    ),
     'optimize-range': (
         'optimize.yaml',
         lambda d: d['walk']['mujoco'].update(period=['abs', 0.5, 0.2]),
@@ -133,6 +140,7 @@ LOADERS = {
     'formations.yaml': load_formations,
     'kicks.yaml': load_kicks_config,
     'optimize.yaml': load_optimize_config,
+    'roles.yaml': load_roles,
 }
 
 
