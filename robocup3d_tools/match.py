@@ -31,6 +31,7 @@ class MatchResult:
     """What a match produced."""
 
     teams: tuple[str, str]
+    mode: str = 'real time'  # or 'sync'
     score: tuple[int, int] = (0, 0)
     play_modes: list[str] = field(default_factory=list)
     game_time: float = 0.0
@@ -82,6 +83,13 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument('--duration', type=float, default=30.0, help='seconds of play after the kick-off')
     p.add_argument('--teams', nargs=2, default=('Robo3dA', 'Robo3dB'), metavar=('LEFT', 'RIGHT'))
     p.add_argument('--run-dir', default='runs/match', help='server and player logs go here')
+    p.add_argument(
+        '--opponent',
+        choices=('ours', 'formation'),
+        default='ours',
+        help='the right team: our full team, or ours keeping its formation places only (no play)',
+    )
+    p.add_argument('--sync', action='store_true', help='the server waits for every player each cycle (slow machines)')
     p.add_argument('--no-server', action='store_true', help='use a server that is already running')
     p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
     p.add_argument('--monitor-port', type=int, default=0, help='monitor port (default: free, or 60001)')
@@ -96,10 +104,11 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     run_dir = Path(args.run_dir)
     aport = args.port or (60000 if args.no_server else free_port())
     mport = args.monitor_port or (60001 if args.no_server else free_port())
-    server = None if args.no_server else start_mujoco_server(run_dir, aport, mport, env=env)
+    extra = ['--sync', '--no-realtime'] if args.sync else []
+    server = None if args.no_server else start_mujoco_server(run_dir, aport, mport, extra, env=env)
     runners: list[TeamRunner] = []
     watcher = None
-    result = MatchResult(teams=tuple(args.teams))
+    result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time')
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
@@ -110,7 +119,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
                 _team(name, aport, args.players, args.robot),
                 run_dir,
                 env=env,
-                extra_args=['--no-raw'],
+                extra_args=['--no-raw'] + (['--no-play'] if i == 1 and args.opponent == 'formation' else []),
                 clock_player=1 if i == 0 else None,
             )
             runner.start(stagger=0.3)
@@ -179,7 +188,8 @@ def format_result(r: MatchResult) -> str:
         '',
         f'=== {r.teams[0]} {r.score[0]} : {r.score[1]} {r.teams[1]} ===',
         f'played {r.game_time:.1f} s of game time in {r.play_wall_time:.1f} s of wall time '
-        f'(real-time factor {r.game_time / max(r.play_wall_time, 1e-9):.2f}; {r.wall_time:.1f} s with set-up)',
+        f'(real-time factor {r.game_time / max(r.play_wall_time, 1e-9):.2f}; {r.wall_time:.1f} s with set-up; '
+        f'server in {r.mode} mode)',
         f'play modes: {" -> ".join(r.play_modes)}',
         f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',
     ]
