@@ -8,7 +8,8 @@ plugs ROS in through two callbacks. Timing contract:
   (:meth:`submit_joints`), or at ``reply_timeout`` after the percept at the latest,
   so the server always gets exactly one action message per cycle, ending in ``(syn)``;
 * beam and say requests ride along with the next reply;
-* a server that sends nothing for ``silence_timeout`` seconds is treated as gone:
+* a server that sends nothing for ``silence_timeout`` seconds (``join_timeout`` before the
+  first message of a connection) is treated as gone:
   the link is closed and opened again (a hung server, or one that never took us on);
 * nothing the server sends ends the loop: an error in parsing, in a callback or in encoding
   is contained in its cycle, counted by kind in :attr:`LoopStats.errors` and logged with its
@@ -80,6 +81,7 @@ class AgentLoop:
         reply_timeout: float = 0.012,
         reconnect_delay: float = 1.0,
         silence_timeout: float = 10.0,
+        join_timeout: float = 30.0,
         join_gate: JoinGate | None = None,
         log: logging.Logger = _log,
     ) -> None:
@@ -90,6 +92,9 @@ class AgentLoop:
         self.reply_timeout = reply_timeout
         self.reconnect_delay = reconnect_delay
         self.silence_timeout = silence_timeout  # s; 0 waits for ever
+        # s before the first message of a connection: a server admitting several players (RCSSServerMJ
+        # spawns them in turn, slowly on a busy machine) may keep a new one waiting for longer
+        self.join_timeout = join_timeout
         self.join_gate = join_gate
         self.log = log
         self.stats = LoopStats()
@@ -204,7 +209,8 @@ class AgentLoop:
                 with self._lock:
                     if self._pending and now >= self._deadline:
                         self._reply(on_time=False)
-                if self.silence_timeout > 0 and now - self._heard_at > self.silence_timeout:
+                limit = self.join_timeout if self._first else self.silence_timeout
+                if self.silence_timeout > 0 and now - self._heard_at > limit:
                     link.close()
                     since = ' since connecting' if self._first else ''
                     raise LinkDown(f'no message from the server for {now - self._heard_at:.1f} s{since}')

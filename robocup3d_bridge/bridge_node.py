@@ -71,6 +71,7 @@ class BridgeNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         reply_timeout = float(self.declare_parameter('reply_timeout', 0.012).value)
         silence = float(self.declare_parameter('server_silence_timeout', 10.0).value)
+        join = float(self.declare_parameter('server_join_timeout', 30.0).value)
         self.publish_clock = bool(self.declare_parameter('publish_clock', False).value)
         self.publish_raw = bool(self.declare_parameter('publish_raw', True).value)
         prefix = self.declare_parameter('frame_prefix', '').value
@@ -128,6 +129,7 @@ class BridgeNode(Node):
             on_action=self._on_action if self.publish_raw else None,
             reply_timeout=reply_timeout,
             silence_timeout=silence,
+            join_timeout=join,
             join_gate=JoinGate(host, port) if server == 'simspark' else None,
             log=_RosLogger(self),
         )

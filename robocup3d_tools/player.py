@@ -90,6 +90,13 @@ def player_parser() -> argparse.ArgumentParser:
         help='reconnect when the server has sent nothing for this many seconds (default 10)',
     )
     p.add_argument(
+        '--join-timeout',
+        type=_seconds,
+        default=30.0,
+        metavar='S',
+        help='reconnect when a new connection has had no message for this many seconds (default 30)',
+    )
+    p.add_argument(
         '--skill-params',
         nargs='+',
         default=[],
@@ -128,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         Parameter('publish_clock', value=args.publish_clock),
         Parameter('publish_raw', value=not args.no_raw),
         Parameter('server_silence_timeout', value=args.server_silence),
+        Parameter('server_join_timeout', value=args.join_timeout),
     ]
     ns = player_namespace(args.team, args.unum)
 

@@ -447,7 +447,7 @@ def test_simspark_reconnects_and_inits_again(tmp_path: Path) -> None:
 def test_simspark_silent_server_is_left_and_joined_again(tmp_path: Path) -> None:
     """The server takes the connection but never sends: the bridge gives up on it, reconnects, plays."""
     lines = capture(SIMSPARK, 40)
-    extra = ['--bridge-only', '--server-silence', '1.5']
+    extra = ['--bridge-only', '--server-silence', '1.5', '--join-timeout', '1.5']
     run = replay(tmp_path, lines, 'simspark', extra, {'joint_states': JointState}, silent_first=True)
     first, second = run.server.from_conn(1), run.server.from_conn(2)
     assert [r.text for r in first] == ['(scene rsg/agent/nao/nao_hetero.rsg 0)']
