@@ -80,6 +80,7 @@ class Task:
         self.id = request_id
         self.started = t
         self.approach = approach
+        self.timeout = approach.timeout
         self.phase = 'approaching'
         self.reason = ''
         self.falls = 0
@@ -101,8 +102,8 @@ class Task:
         """This cycle's action; the shared checks first, then the task's own :meth:`act`."""
         if self.over:
             return Action()
-        if v.t - self.started > self.approach.timeout:
-            return self.end('failed', f'not done in {self.approach.timeout:g} s')
+        if v.t - self.started > self.timeout:
+            return self.end('failed', f'not done in {self.timeout:g} s')
         if v.fallen:
             if self.phase != 'fallen':
                 self.falls += 1
@@ -175,6 +176,14 @@ def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float,
     """``goal`` moved ``back`` m against its heading."""
     gx, gy, gyaw = goal
     return gx - back * math.cos(gyaw), gy - back * math.sin(gyaw), gyaw
+
+
+def line_up_point(pose: tuple[float, float, float], goal: tuple[float, float, float], back: float):
+    """Where to line up behind ``goal``: ``back`` m behind it, or level with a robot already behind it
+    (a sideways step, not a step back: some walks cannot step backwards)."""
+    gx, gy, gyaw = goal
+    along = math.cos(gyaw) * (pose[0] - gx) + math.sin(gyaw) * (pose[1] - gy)
+    return behind(goal, back if along > -0.05 else min(back, -along))
 
 
 class GoToTask(Task):
@@ -266,7 +275,7 @@ class KickTask(Task):
             # behind the spot on its line: the last centimetres in small steps forward
             x, y = to_robot(pose, goal[0], goal[1])
             return Action(velocity=fine_velocity((x, y, wrap(heading - pose[2])), (tol.x, tol.y, yaw_tol)))
-        return Action(walk_target=self.route(pose, ball, behind(goal, self.approach.line_up)))
+        return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
 
 
 class DribbleTask(Task):
@@ -280,6 +289,7 @@ class DribbleTask(Task):
         super().__init__(request_id, t, approach)
         self.spec, self.target = spec, target
         self.reach = 0.5  # m from the target: done
+        self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
 
     def act(self, v: View) -> Action:
         ball = self.ball_or_search(v)
@@ -300,13 +310,13 @@ class DribbleTask(Task):
         side = abs(by - sy)
         cone = self.spec.lateral + (0.3 * max(0.0, bx - sx) if on else 0.0)
         if not (
-            0.02 < bx < (2.0 * self.spec.ahead if on else sx + 0.25)
-            and side < (cone if on else 0.6 * self.spec.lateral)
-            and abs(yaw_err) < (0.6 if on else 0.4)
+            0.02 < bx < (2.0 * self.spec.ahead if on else sx + 0.5)
+            and side < (cone if on else 0.8 * self.spec.lateral)
+            and abs(yaw_err) < (0.6 if on else 0.5)
         ):
             self.phase = 'approaching'
             goal = kick_pose(ball, heading, (sx, sy))
-            return Action(walk_target=self.route(pose, ball, behind(goal, self.approach.line_up)))
+            return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
         self.phase = 'dribbling'
         vx = min(self.spec.speed, 0.1 + 0.5 * to_go) * max(0.3, 1.0 - side / cone)
         vy = max(-0.15, min(0.15, 2.0 * (by - sy)))

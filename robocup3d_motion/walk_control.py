@@ -17,6 +17,8 @@ from robocup3d_motion.walk import WalkParams, top_vx
 
 __all__ = ['WalkCommander']
 
+BEHIND = 0.1  # m behind a robot that cannot step back: a target further back turns it round
+
 
 def _wrap(a: float) -> float:
     return math.atan2(math.sin(a), math.cos(a))
@@ -85,7 +87,7 @@ class WalkCommander:
         # no faster than the walk can brake to a stop at the target (it slows by accel_x per step)
         brake = math.sqrt(2.0 * params.accel_x / max(params.period, 1e-3) * max(0.0, dist - self.reach))
         # far, or behind a robot that cannot step backwards: face the target and walk at it
-        if dist > self.near or (x < -2.0 * self.reach and params.min_vx >= 0.0):
+        if dist > self.near or (x < -BEHIND and params.min_vx >= 0.0):
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
             wz = k * math.copysign(max(0.0, abs(bearing) - 0.15), bearing)  # no jump at the band's edge

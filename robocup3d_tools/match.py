@@ -131,7 +131,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         start_time = trainer.state.game_time
         play_t0 = time.monotonic()
         modes = [trainer.state.play_mode]
-        end = time.monotonic() + args.duration + 30.0
+        end = time.monotonic() + args.duration * (20.0 if args.sync else 1.0) + 30.0  # sync: as slow as it must
         while trainer.state.game_time - start_time < args.duration and time.monotonic() < end:
             _wait(trainer, watcher, 0.5)
             if trainer.state.play_mode != modes[-1]:
