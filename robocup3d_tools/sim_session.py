@@ -89,6 +89,7 @@ class SimSession:
         server: str = 'mujoco',
         robot_type: int = 0,
         player_args: tuple[str, ...] = (),
+        play: bool = False,
     ) -> None:
         if server not in SERVERS:
             raise ValueError(f'server must be one of {SERVERS}, got {server!r}')
@@ -101,6 +102,7 @@ class SimSession:
         self.server_kind, self.robot_type = server, robot_type
         self.walk_config = str(walk_config) if walk_config else ''
         self.player_args = tuple(player_args)  # more player options, e.g. ``('--world-model',)``
+        self.play = play  # the player's strategy plays (else this process drives the robot)
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix='r3d_session_'))
         self.server: subprocess.Popen | None = None
         self.player: subprocess.Popen | None = None
@@ -138,7 +140,9 @@ class SimSession:
         env[END_WITH_PARENT] = '1'  # the server and player end with this process, however it ends
         aport, mport = free_port(), free_port()
         cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', self.server_kind, '--port', str(aport)]
-        cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw', '--no-play']  # this process drives it
+        cmd += ['--team', self.team, '--unum', str(self.unum), '--no-raw']
+        if not self.play:
+            cmd.append('--no-play')  # this process drives the robot
         if self.simspark:
             senv = dict(env, SIMSPARK_SYNC='1', SIMSPARK_REALTIME='0') if self.fast else env
             self.server = start_simspark_server(self.log_dir / 'server', aport, mport, env=senv)
