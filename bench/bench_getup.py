@@ -103,6 +103,8 @@ class Graph:
                     '--robot',
                     self.robot,
                     '--no-raw',
+                    '--no-world-model',  # this harness drives the robot and measures motion alone
+                    '--no-play',
                 ],
                 cwd=REPO,
                 env=self.env,

@@ -506,7 +506,7 @@ class GraphRig:
         )
         cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', 'simspark', '--host', '127.0.0.1']
         cmd += ['--port', str(self.sim.agent_port), '--team', TEAM, '--unum', str(self.unum)]
-        cmd += ['--type', str(self.robot_type), '--no-raw']
+        cmd += ['--type', str(self.robot_type), '--no-raw', '--no-world-model', '--no-play']  # this harness drives it
         if self.skill_params:
             cmd += ['--skill-params', *self.skill_params]
         with open(self.sim.cwd / 'player.log', 'ab') as out:

@@ -31,7 +31,7 @@ TEAM = 'TalkTeam'
 
 def _start(aport: int, unum: int, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', 'mujoco', '--port', str(aport)]
-    cmd += ['--team', TEAM, '--unum', str(unum), '--world-model', '--no-raw']
+    cmd += ['--team', TEAM, '--unum', str(unum), '--world-model', '--no-raw', '--no-play']  # they stand where put
     env = {**os.environ, 'ROBOCUP3D_TEAM_SECRET': 'talk team secret'}  # as the team runner gives it
     with log.open('w') as out:
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=out, env=env)

@@ -1,0 +1,67 @@
+"""Ball skills through the running graph on a real RCSSServerMJ (sync mode): a T1 with its world model.
+
+The test sends motion task requests as strategy would and scores them from the server's ground
+truth (torso and ball from the monitor stream), which the player never reads.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from robocup3d_motion.requests import Dribble, Kick
+from robocup3d_tools.ball_tasks import dribble_figures, place_ball, run_request
+from robocup3d_tools.sim_session import SimSession
+
+pytestmark = pytest.mark.skipif(
+    shutil.which('rcssservermj') is None and not (Path(sys.executable).parent / 'rcssservermj').exists(),
+    reason='RCSSServerMJ is not installed (pip install rcsssmj)',
+)
+
+
+@pytest.fixture
+def t1(tmp_path: Path) -> SimSession:
+    with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as session:
+        session.place(-3.0, 0.0, 0.0)
+        yield session
+
+
+def test_a_malformed_kick_request_is_refused_and_the_robot_keeps_standing(t1: SimSession) -> None:
+    t1.request('{"kind": "kick", "target": [3.0]}')
+    t1.spin_until(lambda: 'refused' in t1.state.get('error', ''), 10.0, 'no refusal in motion_state')
+    assert 'target' in t1.state['error']
+    t1.wait_cycles(50)
+    assert t1.state['skill'] == 'stand' and not t1.state['fallen']
+    assert t1.state.get('task') is None
+
+
+def test_t1_dribbles_the_ball_3_m_towards_a_target(t1: SimSession) -> None:
+    place_ball(t1, -2.0, 0.3)
+    target = (3.0, 0.3)
+    run = run_request(t1, Dribble(target=target, id=7), 60.0)
+    figures = dribble_figures(run, target)
+    print(f'T1 dribble: {json.dumps(figures)}')
+    assert figures['progress_m'] >= 3.0, figures
+    assert t1.pose is not None and t1.pose.up > 0.5  # standing at the end
+
+
+def test_t1_kicks_from_2_m_to_a_target_6_m_away(t1: SimSession) -> None:
+    from robocup3d_motion.kick_config import load_kicks_config  # noqa: PLC0415
+
+    if 'long' not in load_kicks_config()['T1'].kicks:
+        pytest.fail('config/kicks.yaml has no long kick for the T1')
+    place_ball(t1, -1.0, 0.0)  # 2 m ahead of the robot
+    target = (5.0, 0.0)
+    run = run_request(t1, Kick(target=target, kick='long', id=9), 40.0)
+    t1.wait_cycles(150)  # let the ball roll out
+    assert t1.ball is not None
+    miss = math.hypot(t1.ball[0] - target[0], t1.ball[1] - target[1])
+    print(f'T1 kick: {json.dumps(run.as_dict())}, ball at {t1.ball[:2]}, {miss:.2f} m from the target')
+    assert run.phase == 'done', run.as_dict()
+    assert miss <= 2.0
+    assert t1.pose is not None and t1.pose.up > 0.5  # standing afterwards
