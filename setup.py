@@ -31,6 +31,7 @@ setup(
             'ros-nav-msgs',
             'ros-rosgraph-msgs',
             'ros-diagnostic-msgs',
+            'rosbags',  # robocup3d record / replay / bag-info: rosbag2 bags (MCAP) with the Kilted types, tf2_msgs too
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
