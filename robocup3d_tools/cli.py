@@ -69,7 +69,7 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
     'optimize': (_optimize, 'tune walk and get-up parameters with CMA-ES on either server (sync mode, parallel)'),
-    'record': (_record, 'record running teams, the server\'s ground truth and TF into a rosbag2 bag (MCAP)'),
+    'record': (_record, "record running teams, the server's ground truth and TF into a rosbag2 bag (MCAP)"),
     'replay': (_replay, 'publish a recorded bag on sim time (/clock first)'),
     'bag-info': (_bag_info, 'topics, message counts and duration of a bag'),
     'localize': (_localize, 'run localization and tracking offline over a capture; errors vs ground truth'),

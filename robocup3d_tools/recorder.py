@@ -84,7 +84,8 @@ class _Messages:
         from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
 
         pose = self.t['geometry_msgs/msg/Pose'](
-            position=self.point(float(m[0, 3]), float(m[1, 3]), float(m[2, 3])), orientation=self.quat(matrix_quaternion(m))
+            position=self.point(float(m[0, 3]), float(m[1, 3]), float(m[2, 3])),
+            orientation=self.quat(matrix_quaternion(m)),
         )
         msg = self.t['geometry_msgs/msg/PoseStamped'](header=self.header(ns, frame), pose=pose)
         return self.store.serialize_cdr(msg, 'geometry_msgs/msg/PoseStamped')
@@ -104,7 +105,9 @@ class _Messages:
         )
 
     def tf(self, transforms: list[object]) -> bytes:
-        return self.store.serialize_cdr(self.t['tf2_msgs/msg/TFMessage'](transforms=transforms), 'tf2_msgs/msg/TFMessage')
+        return self.store.serialize_cdr(
+            self.t['tf2_msgs/msg/TFMessage'](transforms=transforms), 'tf2_msgs/msg/TFMessage'
+        )
 
     def joint_state(self, data: bytes) -> object:
         return self.store.deserialize_cdr(bytes(data), 'sensor_msgs/msg/JointState')
@@ -286,18 +289,23 @@ class Recorder:
             truth = self.tracker.truth()
             if truth.time is None:
                 continue
-            ns = int(round(truth.time * 1e9))
+            ns = round(truth.time * 1e9)
             self.now_ns = max(self.now_ns, ns)
             self._write_truth(ns, truth)
 
     def _write_truth(self, ns: int, truth: object) -> None:
         s = self.monitor_state
         if truth.ball is not None:
-            self.write('/truth/ball', 'geometry_msgs/msg/PointStamped', self.msgs.point_stamped(ns, 'world', truth.ball), ns)
+            self.write(
+                '/truth/ball', 'geometry_msgs/msg/PointStamped', self.msgs.point_stamped(ns, 'world', truth.ball), ns
+            )
         tfs = []
         for (team, unum), m in sorted(truth.robots.items()):
             self.write(
-                f'/truth/{team}/p{unum}/pose', 'geometry_msgs/msg/PoseStamped', self.msgs.pose_stamped(ns, 'world', m), ns
+                f'/truth/{team}/p{unum}/pose',
+                'geometry_msgs/msg/PoseStamped',
+                self.msgs.pose_stamped(ns, 'world', m),
+                ns,
             )
             tfs.append(self.msgs.transform(ns, 'world', f'{team}/p{unum}/base_link', m))
         if tfs:
@@ -326,7 +334,12 @@ class Recorder:
         self._static_done.add(team)
         m = np.eye(4)
         m[:2, :2] = [[math.cos(yaw), -math.sin(yaw)], [math.sin(yaw), math.cos(yaw)]]
-        self.write('/tf_static', 'tf2_msgs/msg/TFMessage', self.msgs.tf([self.msgs.transform(ns, 'world', f'{team}/field', m)]), ns)
+        self.write(
+            '/tf_static',
+            'tf2_msgs/msg/TFMessage',
+            self.msgs.tf([self.msgs.transform(ns, 'world', f'{team}/field', m)]),
+            ns,
+        )
 
     # -- loop
     def run(self) -> None:
@@ -353,10 +366,12 @@ def record_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='robocup3d record', description=__doc__.splitlines()[0])
     p.add_argument('--out', '-o', required=True, help='the bag directory to create (must not exist)')
     p.add_argument('--teams', nargs='+', required=True, help='team names: every topic under /<team>/ is recorded')
-    p.add_argument('--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)')
+    p.add_argument(
+        '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
+    )
     p.add_argument('--host', default='127.0.0.1', help='the server host (loopback)')
-    p.add_argument('--robot', default='T1', help='the robots\' model for TF (T1, K1, nao0..nao4)')
-    p.add_argument('--tf-period', type=float, default=0.1, help='s of server time between a player\'s link TF')
+    p.add_argument('--robot', default='T1', help="the robots' model for TF (T1, K1, nao0..nao4)")
+    p.add_argument('--tf-period', type=float, default=0.1, help="s of server time between a player's link TF")
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
     return p
 

@@ -92,7 +92,9 @@ def scan(reader: object, bag: Path | None = None) -> tuple[dict[str, int], int, 
             last = t if last is None else max(last, t)
     except Exception as exc:  # noqa: BLE001
         where = getattr(reader, 'bag_name', bag)
-        raise BagError(f'{where}: corrupted or truncated data after {sum(counts.values())} messages ({_why(exc)})') from None
+        raise BagError(
+            f'{where}: corrupted or truncated data after {sum(counts.values())} messages ({_why(exc)})'
+        ) from None
     return counts, first or 0, last or 0
 
 
@@ -131,7 +133,7 @@ def replay_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='robocup3d replay', description=__doc__.splitlines()[0])
     p.add_argument('bag', type=Path, help='the bag directory (or its .mcap file)')
     p.add_argument('--rate', type=float, default=1.0, help='speed factor (2: twice as fast)')
-    p.add_argument('--start', type=float, default=0.0, help='start this many seconds after the bag\'s start')
+    p.add_argument('--start', type=float, default=0.0, help="start this many seconds after the bag's start")
     p.add_argument('--wait', type=float, default=1.0, help='s to wait for subscribers before playing')
     return p
 
@@ -156,7 +158,9 @@ def replay(args: argparse.Namespace, log: callable = print) -> int:
     rclpy.init(args=[])
     node = rclpy.create_node('robocup3d_replay')
     try:
-        latched = QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+        latched = QoSProfile(
+            depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE
+        )
         pubs: dict[int, object] = {}
         for conn in reader.connections:
             if conn.topic == '/clock':
@@ -165,7 +169,9 @@ def replay(args: argparse.Namespace, log: callable = print) -> int:
             if cls is None:
                 log(f'replay: {conn.topic}: type {conn.msgtype} is not installed, skipped')
                 continue
-            keep = conn.topic in ('/tf_static',) or conn.topic.endswith(('/game_state', '/motion_state', '/joint_gains'))
+            keep = conn.topic in ('/tf_static',) or conn.topic.endswith(
+                ('/game_state', '/motion_state', '/joint_gains')
+            )
             pubs[conn.id] = node.create_publisher(cls, conn.topic, latched if keep else 100)
         clock_pub = node.create_publisher(Clock, '/clock', 100)
         clock = Clock()
@@ -192,7 +198,9 @@ def replay(args: argparse.Namespace, log: callable = print) -> int:
                     pub.publish(bytes(raw))
                     sent += 1
         except Exception as exc:  # noqa: BLE001 - a damaged bag found while playing: one line
-            raise BagError(f'{reader.bag_name}: corrupted or truncated data after {sent} messages ({_why(exc)})') from None
+            raise BagError(
+                f'{reader.bag_name}: corrupted or truncated data after {sent} messages ({_why(exc)})'
+            ) from None
         return sent
     finally:
         reader.close()
