@@ -29,19 +29,20 @@ import math
 import os
 import signal
 import struct
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ['main', 'record_command']
+__all__ = ['main', 'record_command', 'start_recorder']
 
 _EXTRA_TOPICS = ('/clock', '/diagnostics')
 
 
 def record_command(
-    out: Path, teams: list[str], monitor_port: int | None, robot: str = 'T1', host: str = '127.0.0.1'
+    out: Path, teams: list[str], monitor_port: int | None, robot: str = 'auto', host: str = '127.0.0.1'
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
@@ -49,6 +50,26 @@ def record_command(
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
+
+
+def start_recorder(
+    out: Path, teams: list[str], monitor_port: int | None, log_dir: Path, env: dict[str, str], robot: str = 'auto'
+) -> subprocess.Popen:
+    """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
+
+    Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
+    """
+    if Path(out).exists():
+        raise FileExistsError(f'{out} exists already: the bag needs a new directory')
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / 'recorder.log', 'ab') as log:
+        return subprocess.Popen(
+            record_command(out, teams, monitor_port, robot),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def _stamp(ns: int) -> tuple[int, int]:
@@ -216,12 +237,31 @@ class Recorder:
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
 
-    def _body(self, ns_prefix: str) -> object:
+    def _body(self, ns_prefix: str, names: list[str]) -> object:
+        """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
         body = self._bodies.get(ns_prefix)
         if body is None:
             from robocup3d_description.body import body_for  # noqa: PLC0415
 
-            body = self._bodies[ns_prefix] = body_for(self.args.robot)
+            if self.args.robot != 'auto':
+                body = body_for(self.args.robot)
+            else:
+                have = set(names)
+                for robot in ('T1', 'K1', 'nao4', 'nao0'):  # the Nao on rcssserver3d: pass --robot nao<type>
+                    try:
+                        candidate = body_for(robot)
+                    except (ValueError, OSError):
+                        continue
+                    if have == set(candidate.joint_names):
+                        body = candidate
+                        break
+                if body is None:
+                    print(
+                        f'record: {ns_prefix}: no robot model with joints {sorted(have)[:4]}...: no link TF',
+                        file=sys.stderr,
+                    )
+                    body = False
+            self._bodies[ns_prefix] = body
         return body
 
     def _joint_tf(self, prefix: str, data: bytes) -> None:
@@ -233,7 +273,10 @@ class Recorder:
             return
         self._tf_due[prefix] = ns + int(self.args.tf_period * 1e9)
         js = self.msgs.joint_state(data)
-        poses = forward_kinematics(self._body(prefix), dict(zip(js.name, js.position, strict=False)))
+        body = self._body(prefix, list(js.name))
+        if not body:
+            return
+        poses = forward_kinematics(body, dict(zip(js.name, js.position, strict=False)))
         frame = prefix.lstrip('/')
         base = f'{frame}/base_link'
         tfs = [self.msgs.transform(ns, base, f'{frame}/{link}', m) for link, m in poses.items() if link != 'torso']
@@ -370,7 +413,9 @@ def record_parser() -> argparse.ArgumentParser:
         '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
     )
     p.add_argument('--host', default='127.0.0.1', help='the server host (loopback)')
-    p.add_argument('--robot', default='T1', help="the robots' model for TF (T1, K1, nao0..nao4)")
+    p.add_argument(
+        '--robot', default='auto', help="the robots' model for TF (T1, K1, nao0..nao4; auto: from the joint names)"
+    )
     p.add_argument('--tf-period', type=float, default=0.1, help="s of server time between a player's link TF")
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
     return p
