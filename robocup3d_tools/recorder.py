@@ -171,6 +171,7 @@ class Recorder:
         self._tf_due: dict[str, int] = {}
         self._bodies: dict[str, object] = {}
         self._subs: dict[str, object] = {}
+        self.dump = open(args.dump_monitor, 'w', encoding='ascii') if args.dump_monitor else None
 
     # -- bag
     def _conn(self, topic: str, msgtype: str) -> object:
@@ -323,6 +324,8 @@ class Recorder:
             return
         for raw in batch:
             text = bytes(raw).decode('ascii', 'replace')
+            if self.dump is not None:
+                self.dump.write(text + '\n')
             try:
                 parse_monitor_message(text, 'mujoco', self.monitor_state)
             except MonitorParseError:
@@ -399,6 +402,8 @@ class Recorder:
         if self.trainer is not None:
             self.trainer.close()
         self.writer.close()
+        if self.dump is not None:
+            self.dump.close()
         if hasattr(self, 'node'):
             self.node.destroy_node()
             self.rclpy.try_shutdown()
@@ -417,6 +422,7 @@ def record_parser() -> argparse.ArgumentParser:
         '--robot', default='auto', help="the robots' model for TF (T1, K1, nao0..nao4; auto: from the joint names)"
     )
     p.add_argument('--tf-period', type=float, default=0.1, help="s of server time between a player's link TF")
+    p.add_argument('--dump-monitor', metavar='FILE', default=None, help='also write the monitor messages, one a line')
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
     return p
 
@@ -444,6 +450,8 @@ def main(argv: list[str] | None = None) -> int:
         rec.close()
     total = sum(rec.counts.values())
     print(f'robocup3d record: {total} messages on {len(rec.counts)} topics in {args.out}', flush=True)
+    if rec.tracker is not None and rec.tracker.errors:
+        print(f'robocup3d record: {rec.tracker.errors} monitor messages did not fit the scene graph', flush=True)
     return 0
 
 
