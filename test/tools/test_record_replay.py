@@ -260,3 +260,47 @@ def test_a_bad_bag_gets_one_clear_error(recorded_bag: Path, tmp_path: Path, dama
         assert 'Traceback' not in out.stderr
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and str(target) in lines[0] and problem in lines[0], (cmd, out.stderr)
+
+
+def test_team_record_writes_a_bag_with_the_team_and_its_truth(tmp_path: Path) -> None:
+    """``robocup3d team --record DIR`` starts the recorder next to the players and closes the bag on SIGINT."""
+    if importlib.util.find_spec('rcsssmj') is None:
+        pytest.skip('rcssservermj not installed: pip install rcsssmj')
+    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
+    from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415 - optional packages, after the skip
+    from robocup3d_tools.servers import (  # noqa: PLC0415 - optional packages, after the skip
+        connect_trainer,
+        free_port,
+        start_mujoco_server,
+        stop_process,
+    )
+
+    env = ros_environment()
+    aport, mport = free_port(), free_port()
+    server = start_mujoco_server(tmp_path / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
+    team = trainer = None
+    name = f'{TEAM}T'
+    try:
+        trainer = connect_trainer(mport, Dialect.MUJOCO)
+        cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'team', '--port', str(aport), '--players', '1']
+        cmd += ['--team', name, '--log-dir', str(tmp_path), '--record', str(tmp_path / 'bag')]
+        cmd += ['--monitor-port', str(mport)]
+        with open(tmp_path / 'team.log', 'ab') as out:
+            team = subprocess.Popen(
+                cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        trainer.wait_for(lambda s: s.team_left == name, 90.0)
+        t0 = trainer.state.server_time
+        end = time.monotonic() + 120.0
+        while trainer.state.server_time - t0 < 5.0 and time.monotonic() < end:
+            trainer.poll(0.2)
+    finally:
+        if team is not None:
+            stop_process(team, timeout=40.0)
+        if trainer is not None:
+            trainer.close()
+        stop_process(server)
+    assert team.returncode == 0, (tmp_path / 'team.log').read_text()
+    msgs = _read(tmp_path / 'bag')
+    for topic in (f'/{name}/p1/joint_states', f'/truth/{name}/p1/pose', '/truth/ball', '/tf'):
+        assert msgs.get(topic), f'{topic} missing: {sorted(msgs)}'
