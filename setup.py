@@ -35,7 +35,7 @@ setup(
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy'],
+        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy', 'mcap-ros2-support'],
     },
     zip_safe=True,
     maintainer='robocup3d developers',

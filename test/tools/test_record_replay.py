@@ -304,3 +304,18 @@ def test_team_record_writes_a_bag_with_the_team_and_its_truth(tmp_path: Path) ->
     msgs = _read(tmp_path / 'bag')
     for topic in (f'/{name}/p1/joint_states', f'/truth/{name}/p1/pose', '/truth/ball', '/tf'):
         assert msgs.get(topic), f'{topic} missing: {sorted(msgs)}'
+
+
+def test_the_bag_decodes_with_the_mcap_reference_reader(recorded_bag: Path) -> None:
+    """Another reader (the ``mcap`` library Foxglove publishes) decodes every message from the schemas in the file."""
+    if importlib.util.find_spec('mcap_ros2') is None:
+        pytest.skip('mcap-ros2-support not installed')
+    from mcap.reader import make_reader  # noqa: PLC0415 - optional packages, after the skip
+    from mcap_ros2.decoder import DecoderFactory  # noqa: PLC0415 - optional packages, after the skip
+
+    (mcap,) = recorded_bag.glob('*.mcap')
+    with open(mcap, 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        assert reader.get_header().profile == 'ros2'
+        topics = {channel.topic for _, channel, _, _ in reader.iter_decoded_messages()}
+    assert {'/tf', '/tf_static', '/truth/ball', '/clock', f'/{TEAM}/p1/joint_states'} <= topics
