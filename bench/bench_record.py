@@ -25,7 +25,7 @@ from robocup3d_tools.team_runner import TeamRunner
 TEAM = 'BenchRec'
 
 
-def run(players: int, seconds: float, record: bool, work: Path) -> dict:
+def run(players: int, seconds: float, record: bool, work: Path, exclude: list[str]) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
     server = start_mujoco_server(work / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
@@ -34,7 +34,7 @@ def run(players: int, seconds: float, record: bool, work: Path) -> dict:
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
         if record:
-            recorder = start_recorder(work / 'bag', [TEAM], mport, work, env)
+            recorder = start_recorder(work / 'bag', [TEAM], mport, work, env, exclude=exclude)
         team = TeamConfig(
             'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
         )
@@ -72,11 +72,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--players', type=int, default=2)
     p.add_argument('--seconds', type=float, default=10.0, help='server seconds per run')
+    p.add_argument('--exclude', nargs='*', default=[], help='passed to robocup3d record --exclude')
     args = p.parse_args()
     rows = []
     for record in (False, True):
         work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
-        rows.append((record, run(args.players, args.seconds, record, work)))
+        rows.append((record, run(args.players, args.seconds, record, work, args.exclude)))
     print(
         f'{"recording":<10}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
         f'{"ms/cycle":>10}{"recorder ms/s":>15}{"bag MB":>8}'

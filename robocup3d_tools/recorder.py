@@ -23,6 +23,7 @@ SIGINT or SIGTERM closes the bag cleanly; ``--duration`` stops after that many s
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import importlib
 import json
 import math
@@ -42,18 +43,31 @@ _EXTRA_TOPICS = ('/clock', '/diagnostics')
 
 
 def record_command(
-    out: Path, teams: list[str], monitor_port: int | None, robot: str = 'auto', host: str = '127.0.0.1'
+    out: Path,
+    teams: list[str],
+    monitor_port: int | None,
+    robot: str = 'auto',
+    host: str = '127.0.0.1',
+    exclude: list[str] | None = None,
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
     cmd += ['--teams', *teams]
+    if exclude:
+        cmd += ['--exclude', *exclude]
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
 
 
 def start_recorder(
-    out: Path, teams: list[str], monitor_port: int | None, log_dir: Path, env: dict[str, str], robot: str = 'auto'
+    out: Path,
+    teams: list[str],
+    monitor_port: int | None,
+    log_dir: Path,
+    env: dict[str, str],
+    robot: str = 'auto',
+    exclude: list[str] | None = None,
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
@@ -64,7 +78,7 @@ def start_recorder(
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / 'recorder.log', 'ab') as log:
         return subprocess.Popen(
-            record_command(out, teams, monitor_port, robot),
+            record_command(out, teams, monitor_port, robot, exclude=exclude),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -197,7 +211,11 @@ class Recorder:
         self.node = rclpy.create_node('robocup3d_recorder')
 
     def _wanted(self, topic: str) -> bool:
-        return topic in _EXTRA_TOPICS or any(topic.startswith(f'/{t}/') for t in self.teams)
+        for team in self.teams:
+            if topic.startswith(f'/{team}/'):
+                rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
+                return not any(fnmatch.fnmatchcase(rest, pattern) for pattern in self.args.exclude)
+        return topic in _EXTRA_TOPICS
 
     def discover(self) -> None:
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
@@ -422,6 +440,13 @@ def record_parser() -> argparse.ArgumentParser:
         '--robot', default='auto', help="the robots' model for TF (T1, K1, nao0..nao4; auto: from the joint names)"
     )
     p.add_argument('--tf-period', type=float, default=0.1, help="s of server time between a player's link TF")
+    p.add_argument(
+        '--exclude',
+        nargs='*',
+        default=[],
+        metavar='PATTERN',
+        help='topics in a player\'s namespace not to record (shell patterns: "vision/objects" "world_model/*")',
+    )
     p.add_argument('--dump-monitor', metavar='FILE', default=None, help='also write the monitor messages, one a line')
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
     return p
