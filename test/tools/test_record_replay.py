@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robocup3d_bridge.trainer import MUJOCO_PLAY_MODES
 from robocup3d_tools.monitor_truth import SceneTracker, matrix_quaternion
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,19 +148,24 @@ def test_bag_decodes_with_truth_and_tf(recorded_bag: Path) -> None:
         p, q = pose.pose.position, pose.pose.orientation
         assert (tr.translation.x, tr.translation.y, tr.translation.z) == pytest.approx((p.x, p.y, p.z), abs=1e-9)
         assert (tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w) == pytest.approx((q.x, q.y, q.z, q.w))
-    # and both agree with what the server told the player (its torso_pos perceptor) at the same time
-    own = {(m.header.stamp.sec, m.header.stamp.nanosec): m.pose.position for _, m in msgs[f'{ns}/ground_truth/pose']}
-    compared = 0
+    # and both agree with what the server told the player (its torso_pos perceptor) within one step: the
+    # monitor sends every 2nd step, and which steps the player's times fall on depends on when it joined
+    own = {
+        m.header.stamp.sec * 10**9 + m.header.stamp.nanosec: m.pose.position for _, m in msgs[f'{ns}/ground_truth/pose']
+    }
+    own_t = np.array(sorted(own))
+    errors = []
     for _, pose in truth:
-        mine = own.get((pose.header.stamp.sec, pose.header.stamp.nanosec))
-        if mine is not None:
-            compared += 1
-            p = pose.pose.position
-            assert np.hypot(p.x - mine.x, p.y - mine.y) < 0.05
-    assert compared > 20
+        t = pose.header.stamp.sec * 10**9 + pose.header.stamp.nanosec
+        near = own_t[np.argmin(np.abs(own_t - t))]
+        if abs(near - t) <= 20_000_000:
+            p, mine = pose.pose.position, own[int(near)]
+            errors.append(np.hypot(p.x - mine.x, p.y - mine.y))
+    assert len(errors) > 20
+    assert np.median(errors) < 0.01 and np.mean(np.array(errors) < 0.05) > 0.95, sorted(errors)[-5:]
     # the game state: teams and play mode, and /tf_static gives the team's field frame
     game = json.loads(msgs['/truth/game'][-1][1].data)
-    assert game['team_left'] == TEAM and game['play_mode'] in ('KickOff_Left', 'PlayOn')
+    assert game['team_left'] == TEAM and game['play_mode'] in MUJOCO_PLAY_MODES, game
     statics = [tr.child_frame_id for _, m in msgs['/tf_static'] for tr in m.transforms]
     assert f'{TEAM}/field' in statics
 
