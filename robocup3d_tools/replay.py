@@ -81,17 +81,36 @@ def _why(exc: BaseException) -> str:
     return text.splitlines()[0][:300]
 
 
-def scan(reader: object, bag: Path | None = None) -> tuple[dict[str, int], int, int]:
-    """Read every message once: counts per topic, first and last timestamp (ns); raises :class:`BagError`."""
+def scan(reader: object, bag: Path | None = None, decode: bool = False) -> tuple[dict[str, int], int, int]:
+    """Read every message once: counts per topic, first and last timestamp (ns); raises :class:`BagError`.
+
+    ``decode``: also deserialize each message (ROS 2 Kilted types): ``rosbags`` writes no checksums, so a
+    corrupted payload inside a chunk shows only where it does not decode.
+    """
     counts = {c.topic: 0 for c in reader.connections}
     first = last = None
+    store = None
+    if decode:
+        from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
+
+        store = get_typestore(Stores.ROS2_KILTED)
+    where = getattr(reader, 'bag_name', bag)
     try:
-        for conn, t, _raw in reader.messages():
+        for conn, t, raw in reader.messages():
+            if store is not None and conn.msgtype in store.fielddefs:
+                try:
+                    store.deserialize_cdr(raw, conn.msgtype)
+                except Exception as exc:  # noqa: BLE001
+                    raise BagError(
+                        f'{where}: corrupted message {counts[conn.topic] + 1} of {conn.topic} at {t / 1e9:.3f} s '
+                        f'({_why(exc)})'
+                    ) from None
             counts[conn.topic] += 1
             first = t if first is None else min(first, t)
             last = t if last is None else max(last, t)
+    except BagError:
+        raise
     except Exception as exc:  # noqa: BLE001
-        where = getattr(reader, 'bag_name', bag)
         raise BagError(
             f'{where}: corrupted or truncated data after {sum(counts.values())} messages ({_why(exc)})'
         ) from None
@@ -101,6 +120,7 @@ def scan(reader: object, bag: Path | None = None) -> tuple[dict[str, int], int, 
 def info_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog='robocup3d bag-info', description='topics, message counts and duration of a bag')
     p.add_argument('bag', type=Path, help='the bag directory (or its .mcap file)')
+    p.add_argument('--quick', action='store_true', help='do not decode the messages (only read the file)')
     return p
 
 
@@ -110,7 +130,7 @@ def info_main(argv: list[str] | None = None) -> int:
     try:
         reader = open_bag(args.bag)
         try:
-            counts, first, last = scan(reader)
+            counts, first, last = scan(reader, decode=not args.quick)
             types = {c.topic: c.msgtype for c in reader.connections}
             files = bag_files(_bag_path(args.bag))
         finally:

@@ -253,9 +253,13 @@ def test_a_bad_bag_gets_one_clear_error(recorded_bag: Path, tmp_path: Path, dama
             f.truncate(mcap.stat().st_size // 2)
         target, problem = mcap, 'truncated'
     elif damage == 'corrupt':
+        data = mcap.read_bytes()
+        header_len = int.from_bytes(data[9:17], 'little')  # magic (8), then the header record: opcode, length
+        chunk = 8 + 9 + header_len  # the first chunk record
+        assert data[chunk] == 0x06
         with open(mcap, 'r+b') as f:
-            f.seek(mcap.stat().st_size // 3)
-            f.write(b'\xff' * 4096)
+            f.seek(chunk + 9)  # its times, sizes and checksum
+            f.write(b'\xff' * 64)
         target, problem = mcap, 'corrupted'
     else:
         target, problem = tmp_path / 'nothing', 'no such file'
