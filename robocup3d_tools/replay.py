@@ -230,7 +230,10 @@ def replay(args: argparse.Namespace, log: callable = print) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d replay``."""
-    args = replay_parser().parse_args(argv)
+    parser = replay_parser()
+    args = parser.parse_args(argv)
+    if args.rate <= 0 or args.start < 0:
+        parser.error('--rate must be > 0 and --start >= 0')
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     try:
         # the whole bag is checked first: a damaged one fails before anything is published
