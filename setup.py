@@ -31,10 +31,11 @@ setup(
             'ros-nav-msgs',
             'ros-rosgraph-msgs',
             'ros-diagnostic-msgs',
+            'rosbags',  # robocup3d record / replay / bag-info: rosbag2 bags (MCAP) with the Kilted types, tf2_msgs too
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy'],
+        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy', 'mcap-ros2-support'],
     },
     zip_safe=True,
     maintainer='robocup3d developers',

@@ -45,12 +45,33 @@ def _optimize(argv: list[str]) -> int:
     return run(argv)
 
 
+def _record(argv: list[str]) -> int:
+    from robocup3d_tools.recorder import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+def _replay(argv: list[str]) -> int:
+    from robocup3d_tools.replay import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+def _bag_info(argv: list[str]) -> int:
+    from robocup3d_tools.replay import info_main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'match': (_match, 'start RCSSServerMJ (or use a running server) and play two of our teams'),
     'team': (_team, 'put one team on a server and supervise it'),
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
     'optimize': (_optimize, 'tune walk and get-up parameters with CMA-ES on either server (sync mode, parallel)'),
+    'record': (_record, "record running teams, the server's ground truth and TF into a rosbag2 bag (MCAP)"),
+    'replay': (_replay, 'publish a recorded bag on sim time (/clock first)'),
+    'bag-info': (_bag_info, 'topics, message counts and duration of a bag'),
     'localize': (_localize, 'run localization and tracking offline over a capture; errors vs ground truth'),
 }
 

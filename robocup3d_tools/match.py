@@ -18,6 +18,7 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
+from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
@@ -93,6 +94,17 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument('--no-server', action='store_true', help='use a server that is already running')
     p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
     p.add_argument('--monitor-port', type=int, default=0, help='monitor port (default: free, or 60001)')
+    p.add_argument(
+        '--record',
+        metavar='DIR',
+        default=None,
+        help='record the match into a rosbag2 bag (MCAP) in DIR (a new directory)',
+    )
+    p.add_argument(
+        '--record-all',
+        action='store_true',
+        help='record also the topics players build only for a subscriber (vision/objects, markers, ground_truth)',
+    )
     return p
 
 
@@ -108,12 +120,17 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     server = None if args.no_server else start_mujoco_server(run_dir, aport, mport, extra, env=env)
     runners: list[TeamRunner] = []
     watcher = None
+    recorder = None
     result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time')
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
         log(f'server up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
+        if args.record:
+            exclude = [] if args.record_all else None
+            recorder = start_recorder(Path(args.record), list(args.teams), mport, run_dir, env, exclude=exclude)
+            log(f'recording into {args.record} (pid {recorder.pid})')
         for i, name in enumerate(args.teams):
             runner = TeamRunner(
                 _team(name, aport, args.players, args.robot),
@@ -154,6 +171,8 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
         trainer.close()
     finally:
+        if recorder is not None:
+            stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag
         for r in runners:
             r.stop()
         if watcher is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from robocup3d_bridge.config_files import ConfigError, config_path, load_config
 from robocup3d_bridge.team_talk import SECRET_ENV
 from robocup3d_tools.ros_env import ros_environment
+from robocup3d_tools.servers import stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
 __all__ = ['TeamRunner', 'main']
@@ -118,6 +119,18 @@ def team_parser() -> argparse.ArgumentParser:
     p.add_argument('--players', type=int, default=None, help='only the first N players of the config')
     p.add_argument('--log-dir', default='runs/team', help='where player logs go')
     p.add_argument('--no-raw', action='store_true', help='players do not publish raw strings')
+    p.add_argument('--record', metavar='DIR', default=None, help='record the team into a rosbag2 bag (MCAP) in DIR')
+    p.add_argument(
+        '--record-all',
+        action='store_true',
+        help='record also the topics players build only for a subscriber (vision/objects, markers, ground_truth)',
+    )
+    p.add_argument(
+        '--monitor-port',
+        type=int,
+        default=None,
+        help='RCSSServerMJ monitor port for the recorded ground truth (default: agent port + 1; 0: none)',
+    )
     return p
 
 
@@ -159,6 +172,23 @@ def main(argv: list[str] | None = None) -> int:
         f'ROS_DOMAIN_ID={runner.env["ROS_DOMAIN_ID"]}, logs in {args.log_dir}',
         flush=True,
     )
+    recorder = None
+    if args.record:
+        from robocup3d_tools.recorder import start_recorder  # noqa: PLC0415
+
+        mport = args.monitor_port if args.monitor_port is not None else cfg.port + 1
+        if cfg.server != 'mujoco':
+            mport = 0  # the ground truth is read from RCSSServerMJ's monitor stream only, so far
+        robot = 'auto' if cfg.server == 'mujoco' else f'nao{cfg.players[0].robot_type}'
+        try:
+            exclude = [] if args.record_all else None
+            recorder = start_recorder(
+                Path(args.record), [cfg.team], mport, Path(args.log_dir), runner.env, robot, exclude=exclude
+            )
+        except FileExistsError as exc:
+            print(f'robocup3d team: {exc}', file=sys.stderr)
+            return 2
+        print(f'robocup3d team: recording into {args.record}', flush=True)
     runner.start(stagger=0.2)  # on rcssserver3d the bridges' join gate lets one player join at a time
     try:
         while not stop:
@@ -166,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f'robocup3d team: {line}', flush=True)
             time.sleep(0.5)
     finally:
+        if recorder is not None:
+            stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag
         runner.stop()
         print('robocup3d team: stopped', flush=True)
     return 0

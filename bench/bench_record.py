@@ -1,0 +1,95 @@
+"""What recording costs the players: CPU per player-cycle with and without ``robocup3d record``.
+
+One team of T1 on RCSSServerMJ in sync mode (the server waits for every player, so the figures do
+not depend on keeping real time), run for ``--seconds`` of server time without a recorder and then
+with one; prints per player CPU ms per server second and per cycle, the recorder's own CPU, and
+the bag's size. Run from the repo root with the venv active:
+
+    python bench/bench_record.py --players 2 --seconds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from robocup3d_bridge.percept import Dialect
+from robocup3d_tools.recorder import start_recorder
+from robocup3d_tools.ros_env import ros_environment
+from robocup3d_tools.servers import connect_trainer, cpu_seconds, free_port, start_mujoco_server, stop_process
+from robocup3d_tools.team_config import PlayerConfig, TeamConfig
+from robocup3d_tools.team_runner import TeamRunner
+
+TEAM = 'BenchRec'
+
+
+def run(players: int, seconds: float, record: bool, work: Path, exclude: list[str]) -> dict:
+    env = ros_environment()
+    aport, mport = free_port(), free_port()
+    server = start_mujoco_server(work / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
+    runner = recorder = trainer = None
+    out: dict = {}
+    try:
+        trainer = connect_trainer(mport, Dialect.MUJOCO)
+        if record:
+            recorder = start_recorder(work / 'bag', [TEAM], mport, work, env, exclude=exclude)
+        team = TeamConfig(
+            'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
+        )
+        runner = TeamRunner(team, work, env=env, extra_args=['--no-raw'], clock_player=1)
+        runner.start(stagger=0.3)
+        trainer.wait_for(lambda s: s.team_left == TEAM, 90.0)
+        time.sleep(3.0)  # every player joined, the recorder found the topics
+        trainer.poll(0.1)
+        trainer.kick_off('Left')
+        pids = runner.pids
+        t0, w0 = trainer.state.server_time, time.monotonic()
+        cpu0 = {p: cpu_seconds(p) for p in pids}
+        rec0 = cpu_seconds(recorder.pid) if recorder else 0.0
+        while trainer.state.server_time - t0 < seconds and time.monotonic() - w0 < 600:
+            trainer.poll(0.2)
+        span = trainer.state.server_time - t0
+        out['span'] = span
+        out['wall'] = time.monotonic() - w0
+        out['players'] = [(cpu_seconds(p) - cpu0[p]) / span for p in pids]
+        out['recorder'] = (cpu_seconds(recorder.pid) - rec0) / span if recorder else 0.0
+    finally:
+        if recorder is not None:
+            stop_process(recorder, timeout=30.0)
+        if runner is not None:
+            runner.stop()
+        if trainer is not None:
+            trainer.close()
+        stop_process(server)
+    if record:
+        out['bag_mb'] = sum(f.stat().st_size for f in (work / 'bag').iterdir()) / 1e6
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--players', type=int, default=2)
+    p.add_argument('--seconds', type=float, default=10.0, help='server seconds per run')
+    p.add_argument('--exclude', nargs='*', default=[], help='passed to robocup3d record --exclude')
+    args = p.parse_args()
+    rows = []
+    for record in (False, True):
+        work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
+        rows.append((record, run(args.players, args.seconds, record, work, args.exclude)))
+    print(
+        f'{"recording":<10}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
+        f'{"ms/cycle":>10}{"recorder ms/s":>15}{"bag MB":>8}'
+    )
+    for record, r in rows:
+        each = ' '.join(f'{c * 1000:.0f}' for c in r['players'])
+        mean = sum(r['players']) / len(r['players'])
+        print(
+            f'{"yes" if record else "no":<10}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}'
+            f'{r["recorder"] * 1000:>15.0f}{r.get("bag_mb", 0.0):>8.2f}'
+        )
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,491 @@
+"""``robocup3d record``: write a running team's topics, the server's ground truth and TF into a rosbag2 bag (MCAP).
+
+One process of its own: a node that subscribes (serialized, no decoding) to every topic under the
+given team namespaces plus ``/clock`` and ``/diagnostics``, as they appear, and a monitor connection
+of its own to RCSSServerMJ (which takes several monitors) for the ground truth. The bag is written
+with PyPI ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no
+wheel. Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
+
+Written besides the players' topics:
+
+* ``/truth/ball`` (geometry_msgs/PointStamped, ``world``), ``/truth/<team>/p<unum>/pose``
+  (geometry_msgs/PoseStamped of the torso, ``world``), ``/truth/game`` (std_msgs/String JSON: play
+  mode, game time, half, score, teams, fouls; on change and once a second), stamped with server time;
+* ``/tf`` (tf2_msgs/TFMessage): ``world -> <team>/p<unum>/base_link`` from the ground truth (every
+  monitor message) and ``<team>/p<unum>/base_link -> <team>/p<unum>/<link>`` for every link of the
+  robot's kinematic model from its ``joint_states`` (at most every ``--tf-period`` s of server time);
+* ``/tf_static``: ``world -> <team>/field`` (each team's own field frame: the right team's is turned
+  by pi).
+
+SIGINT or SIGTERM closes the bag cleanly; ``--duration`` stops after that many seconds of wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib
+import json
+import math
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ['main', 'record_command', 'start_recorder']
+
+_EXTRA_TOPICS = ('/clock', '/diagnostics')
+
+
+def record_command(
+    out: Path,
+    teams: list[str],
+    monitor_port: int | None,
+    robot: str = 'auto',
+    host: str = '127.0.0.1',
+    exclude: list[str] | None = None,
+) -> list[str]:
+    """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
+    cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
+    cmd += ['--teams', *teams]
+    if exclude:
+        cmd += ['--exclude', *exclude]
+    if monitor_port:
+        cmd += ['--monitor-port', str(monitor_port)]
+    return cmd
+
+
+#: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``: the players build
+#: them only for a subscriber, and recording them raised a player's CPU by 70 % (bench/bench_record.py)
+COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*')
+
+
+def start_recorder(
+    out: Path,
+    teams: list[str],
+    monitor_port: int | None,
+    log_dir: Path,
+    env: dict[str, str],
+    robot: str = 'auto',
+    exclude: list[str] | None = None,
+) -> subprocess.Popen:
+    """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
+
+    ``exclude``: topics not to record (default :data:`COSTLY`; ``[]`` records everything).
+
+    Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
+    """
+    if Path(out).exists():
+        raise FileExistsError(f'{out} exists already: the bag needs a new directory')
+    log_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_dir / 'recorder.log', 'ab') as log:
+        return subprocess.Popen(
+            record_command(out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def _stamp(ns: int) -> tuple[int, int]:
+    return ns // 1_000_000_000, ns % 1_000_000_000
+
+
+class _Messages:
+    """Message builders over the rosbags Kilted type store (serialised to CDR)."""
+
+    def __init__(self) -> None:
+        from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
+
+        self.store = get_typestore(Stores.ROS2_KILTED)
+        self.t = self.store.types
+
+    def header(self, ns: int, frame: str) -> object:
+        sec, nsec = _stamp(ns)
+        return self.t['std_msgs/msg/Header'](
+            stamp=self.t['builtin_interfaces/msg/Time'](sec=sec, nanosec=nsec), frame_id=frame
+        )
+
+    def point(self, x: float, y: float, z: float) -> object:
+        return self.t['geometry_msgs/msg/Point'](x=x, y=y, z=z)
+
+    def quat(self, q: tuple[float, float, float, float]) -> object:
+        return self.t['geometry_msgs/msg/Quaternion'](x=q[0], y=q[1], z=q[2], w=q[3])
+
+    def point_stamped(self, ns: int, frame: str, p: tuple[float, float, float]) -> bytes:
+        msg = self.t['geometry_msgs/msg/PointStamped'](header=self.header(ns, frame), point=self.point(*p))
+        return self.store.serialize_cdr(msg, 'geometry_msgs/msg/PointStamped')
+
+    def pose_stamped(self, ns: int, frame: str, m: np.ndarray) -> bytes:
+        from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
+
+        pose = self.t['geometry_msgs/msg/Pose'](
+            position=self.point(float(m[0, 3]), float(m[1, 3]), float(m[2, 3])),
+            orientation=self.quat(matrix_quaternion(m)),
+        )
+        msg = self.t['geometry_msgs/msg/PoseStamped'](header=self.header(ns, frame), pose=pose)
+        return self.store.serialize_cdr(msg, 'geometry_msgs/msg/PoseStamped')
+
+    def string(self, text: str) -> bytes:
+        return self.store.serialize_cdr(self.t['std_msgs/msg/String'](data=text), 'std_msgs/msg/String')
+
+    def transform(self, ns: int, parent: str, child: str, m: np.ndarray) -> object:
+        from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
+
+        tr = self.t['geometry_msgs/msg/Transform'](
+            translation=self.t['geometry_msgs/msg/Vector3'](x=float(m[0, 3]), y=float(m[1, 3]), z=float(m[2, 3])),
+            rotation=self.quat(matrix_quaternion(m)),
+        )
+        return self.t['geometry_msgs/msg/TransformStamped'](
+            header=self.header(ns, parent), child_frame_id=child, transform=tr
+        )
+
+    def tf(self, transforms: list[object]) -> bytes:
+        return self.store.serialize_cdr(
+            self.t['tf2_msgs/msg/TFMessage'](transforms=transforms), 'tf2_msgs/msg/TFMessage'
+        )
+
+    def joint_state(self, data: bytes) -> object:
+        return self.store.deserialize_cdr(bytes(data), 'sensor_msgs/msg/JointState')
+
+
+def _header_ns(data: bytes) -> int | None:
+    """The stamp of a serialised message that starts with a Header (or of a rosgraph_msgs/Clock), in ns."""
+    if len(data) < 12:
+        return None
+    little = data[1] & 1
+    sec, nsec = struct.unpack('<iI' if little else '>iI', bytes(data[4:12]))
+    return sec * 1_000_000_000 + nsec
+
+
+class Recorder:
+    """Subscribes, reads the monitor and writes the bag; :meth:`run` until stopped."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from rosbags.rosbag2 import StoragePlugin, Writer  # noqa: PLC0415
+
+        self.args = args
+        self.teams = list(args.teams)
+        self.msgs = _Messages()
+        out = Path(args.out)
+        if out.exists():
+            raise FileExistsError(f'{out} exists already: the bag needs a new directory')
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.writer = Writer(out, version=9, storage_plugin=StoragePlugin.MCAP)
+        self.writer.open()
+        self.connections: dict[str, object] = {}
+        self.counts: dict[str, int] = {}
+        self.now_ns = 0  # latest server time seen
+        self.last_ns = 0  # latest bag timestamp written (kept monotonic)
+        self.running = True
+        self.trainer = None
+        self.tracker = None
+        self.monitor_state = None
+        self._last_game: tuple[str, int] = ('', -1)
+        self._static_done: set[str] = set()
+        self._tf_due: dict[str, int] = {}
+        self._bodies: dict[str, object] = {}
+        self._subs: dict[str, object] = {}
+        self.dump = open(args.dump_monitor, 'w', encoding='ascii') if args.dump_monitor else None
+
+    # -- bag
+    def _conn(self, topic: str, msgtype: str) -> object:
+        conn = self.connections.get(topic)
+        if conn is None:
+            conn = self.writer.add_connection(topic, msgtype, typestore=self.msgs.store)
+            self.connections[topic] = conn
+        return conn
+
+    def write(self, topic: str, msgtype: str, data: bytes, ns: int | None = None) -> None:
+        ns = max(self.last_ns, self.now_ns if ns is None else ns)
+        self.last_ns = ns
+        self.writer.write(self._conn(topic, msgtype), ns, bytes(data))
+        self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    # -- ROS side
+    def start_ros(self) -> None:
+        import rclpy  # noqa: PLC0415
+        from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
+
+        self.rclpy = rclpy
+        rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
+        self.node = rclpy.create_node('robocup3d_recorder')
+
+    def _wanted(self, topic: str) -> bool:
+        for team in self.teams:
+            if topic.startswith(f'/{team}/'):
+                rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
+                return not any(fnmatch.fnmatchcase(rest, pattern) for pattern in self.args.exclude)
+        return topic in _EXTRA_TOPICS
+
+    def discover(self) -> None:
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
+
+        for topic, types in self.node.get_topic_names_and_types():
+            if topic in self._subs or not self._wanted(topic) or not types:
+                continue
+            msgtype = types[0]
+            try:
+                pkg, _, name = msgtype.split('/')
+                cls = getattr(importlib.import_module(f'{pkg}.msg'), name)
+            except (ValueError, ImportError, AttributeError):
+                print(f'record: {topic}: type {msgtype} not installed, not recorded', file=sys.stderr)
+                self._subs[topic] = None
+                continue
+            if msgtype not in self.msgs.store.fielddefs:
+                print(f'record: {topic}: type {msgtype} unknown to rosbags, not recorded', file=sys.stderr)
+                self._subs[topic] = None
+                continue
+            pubs = self.node.get_publishers_info_by_topic(topic)
+            best_effort = any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for p in pubs)
+            latched = pubs and all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in pubs)
+            qos = QoSProfile(
+                depth=200,
+                reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+            )
+            self._subs[topic] = self.node.create_subscription(
+                cls, topic, lambda data, t=topic, m=msgtype: self._on_message(t, m, data), qos, raw=True
+            )
+
+    def _on_message(self, topic: str, msgtype: str, data: bytes) -> None:
+        if topic == '/clock':
+            ns = _header_ns(data)
+            if ns is not None:
+                self.now_ns = max(self.now_ns, ns)
+        self.write(topic, msgtype, data)
+        if topic.endswith('/joint_states'):
+            self._joint_tf(topic[: -len('/joint_states')], data)
+
+    def _body(self, ns_prefix: str, names: list[str]) -> object:
+        """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
+        body = self._bodies.get(ns_prefix)
+        if body is None:
+            from robocup3d_description.body import body_for  # noqa: PLC0415
+
+            if self.args.robot != 'auto':
+                body = body_for(self.args.robot)
+            else:
+                have = set(names)
+                for robot in ('T1', 'K1', 'nao4', 'nao0'):  # the Nao on rcssserver3d: pass --robot nao<type>
+                    try:
+                        candidate = body_for(robot)
+                    except (ValueError, OSError):
+                        continue
+                    if have == set(candidate.joint_names):
+                        body = candidate
+                        break
+                if body is None:
+                    print(
+                        f'record: {ns_prefix}: no robot model with joints {sorted(have)[:4]}...: no link TF',
+                        file=sys.stderr,
+                    )
+                    body = False
+            self._bodies[ns_prefix] = body
+        return body
+
+    def _joint_tf(self, prefix: str, data: bytes) -> None:
+        """``base_link -> link`` for every link from one player's joint states (throttled)."""
+        from robocup3d_description.kinematics import forward_kinematics  # noqa: PLC0415
+
+        ns = _header_ns(data)
+        if ns is None or ns < self._tf_due.get(prefix, 0):
+            return
+        self._tf_due[prefix] = ns + int(self.args.tf_period * 1e9)
+        js = self.msgs.joint_state(data)
+        body = self._body(prefix, list(js.name))
+        if not body:
+            return
+        poses = forward_kinematics(body, dict(zip(js.name, js.position, strict=False)))
+        frame = prefix.lstrip('/')
+        base = f'{frame}/base_link'
+        tfs = [self.msgs.transform(ns, base, f'{frame}/{link}', m) for link, m in poses.items() if link != 'torso']
+        self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs))
+
+    # -- monitor side
+    def connect_monitor(self) -> None:
+        if not self.args.monitor_port:
+            return
+        from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
+        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+        from robocup3d_bridge.trainer import MonitorState, TrainerClient  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
+
+        deadline = time.monotonic() + 15.0
+        while self.running:
+            trainer = TrainerClient(self.args.host, self.args.monitor_port, Dialect.MUJOCO)
+            try:
+                trainer.connect()
+                break
+            except (LinkDown, OSError):
+                trainer.close()
+                if time.monotonic() > deadline:
+                    print(
+                        f'record: no monitor on {self.args.host}:{self.args.monitor_port}: no ground truth',
+                        file=sys.stderr,
+                    )
+                    return
+                time.sleep(0.3)
+        self.trainer, self.tracker, self.monitor_state = trainer, SceneTracker(), MonitorState()
+
+    def poll_monitor(self) -> None:
+        from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
+        from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
+
+        if self.trainer is None:
+            return
+        try:
+            batch = self.trainer.receive(0.0)
+        except LinkDown:
+            print('record: the monitor connection closed: no more ground truth', file=sys.stderr)
+            self.trainer.close()
+            self.trainer = None
+            return
+        for raw in batch:
+            text = bytes(raw).decode('ascii', 'replace')
+            if self.dump is not None:
+                self.dump.write(text + '\n')
+            try:
+                parse_monitor_message(text, 'mujoco', self.monitor_state)
+            except MonitorParseError:
+                pass
+            if not self.tracker.update(text):
+                continue
+            truth = self.tracker.truth()
+            if truth.time is None:
+                continue
+            ns = round(truth.time * 1e9)
+            self.now_ns = max(self.now_ns, ns)
+            self._write_truth(ns, truth)
+
+    def _write_truth(self, ns: int, truth: object) -> None:
+        s = self.monitor_state
+        if truth.ball is not None:
+            self.write(
+                '/truth/ball', 'geometry_msgs/msg/PointStamped', self.msgs.point_stamped(ns, 'world', truth.ball), ns
+            )
+        tfs = []
+        for (team, unum), m in sorted(truth.robots.items()):
+            self.write(
+                f'/truth/{team}/p{unum}/pose',
+                'geometry_msgs/msg/PoseStamped',
+                self.msgs.pose_stamped(ns, 'world', m),
+                ns,
+            )
+            tfs.append(self.msgs.transform(ns, 'world', f'{team}/p{unum}/base_link', m))
+        if tfs:
+            self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
+        game = {
+            'play_mode': s.play_mode,
+            'game_time': s.game_time,
+            'half': s.half,
+            'score_left': s.score_left,
+            'score_right': s.score_right,
+            'team_left': s.team_left,
+            'team_right': s.team_right,
+            'fouls': [list(f) for f in s.fouls],
+        }
+        key = json.dumps({k: v for k, v in game.items() if k != 'game_time'}, sort_keys=True)
+        second = int(ns // 1_000_000_000)
+        if (key, second) != self._last_game:
+            self._last_game = (key, second)
+            self.write('/truth/game', 'std_msgs/msg/String', self.msgs.string(json.dumps(game)), ns)
+        self._static(ns, s.team_left, 0.0)
+        self._static(ns, s.team_right, math.pi)
+
+    def _static(self, ns: int, team: str | None, yaw: float) -> None:
+        if not team or team in self._static_done:
+            return
+        self._static_done.add(team)
+        m = np.eye(4)
+        m[:2, :2] = [[math.cos(yaw), -math.sin(yaw)], [math.sin(yaw), math.cos(yaw)]]
+        self.write(
+            '/tf_static',
+            'tf2_msgs/msg/TFMessage',
+            self.msgs.tf([self.msgs.transform(ns, 'world', f'{team}/field', m)]),
+            ns,
+        )
+
+    # -- loop
+    def run(self) -> None:
+        end = time.monotonic() + self.args.duration if self.args.duration else math.inf
+        next_discovery = 0.0
+        while self.running and time.monotonic() < end:
+            if time.monotonic() >= next_discovery:
+                self.discover()
+                next_discovery = time.monotonic() + 1.0
+            self.rclpy.spin_once(self.node, timeout_sec=0.005)
+            self.poll_monitor()
+
+    def close(self) -> None:
+        if self.trainer is not None:
+            self.trainer.close()
+        self.writer.close()
+        if self.dump is not None:
+            self.dump.close()
+        if hasattr(self, 'node'):
+            self.node.destroy_node()
+            self.rclpy.try_shutdown()
+
+
+def record_parser() -> argparse.ArgumentParser:
+    """Arguments of ``robocup3d record``."""
+    p = argparse.ArgumentParser(prog='robocup3d record', description=__doc__.splitlines()[0])
+    p.add_argument('--out', '-o', required=True, help='the bag directory to create (must not exist)')
+    p.add_argument('--teams', nargs='+', required=True, help='team names: every topic under /<team>/ is recorded')
+    p.add_argument(
+        '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
+    )
+    p.add_argument('--host', default='127.0.0.1', help='the server host (loopback)')
+    p.add_argument(
+        '--robot', default='auto', help="the robots' model for TF (T1, K1, nao0..nao4; auto: from the joint names)"
+    )
+    p.add_argument('--tf-period', type=float, default=0.1, help="s of server time between a player's link TF")
+    p.add_argument(
+        '--exclude',
+        nargs='*',
+        default=[],
+        metavar='PATTERN',
+        help='topics in a player\'s namespace not to record (shell patterns: "vision/objects" "world_model/*")',
+    )
+    p.add_argument('--dump-monitor', metavar='FILE', default=None, help='also write the monitor messages, one a line')
+    p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``robocup3d record``."""
+    args = record_parser().parse_args(argv)
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    try:
+        rec = Recorder(args)
+    except (FileExistsError, OSError) as exc:
+        print(f'robocup3d record: {exc}', file=sys.stderr)
+        return 2
+
+    def stop(_signum: int, _frame: object) -> None:
+        rec.running = False
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        rec.start_ros()
+        rec.connect_monitor()
+        rec.run()
+    finally:
+        rec.close()
+    total = sum(rec.counts.values())
+    print(f'robocup3d record: {total} messages on {len(rec.counts)} topics in {args.out}', flush=True)
+    if rec.tracker is not None and rec.tracker.errors:
+        print(f'robocup3d record: {rec.tracker.errors} monitor messages did not fit the scene graph', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
