@@ -21,7 +21,6 @@ to a :class:`LegSolver`; without one, a skill that uses them is not ready.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol

@@ -612,6 +612,7 @@ def test_nao_left_kicks_mirror_the_right(robot_type: int) -> None:
         right, left = registry[f'{kick}_RIGHT'], registry[f'{kick}_LEFT']
         assert [s.wait for s in left.states] == [s.wait for s in right.states]
         assert _raw_targets(left) == _raw_targets(right.reflect('X'))
+
         # the kicking leg is the right one in the RIGHT kick: its hip pitch moves most
         def swing(skill: skl.Skill, joint: str) -> float:
             values = [
