@@ -54,6 +54,7 @@ __all__ = [
     'build_set_score',
     'build_set_time',
     'parse_monitor_message',
+    'simspark_ball',
     'simspark_torso_poses',
     'simspark_torsos',
 ]
@@ -645,3 +646,30 @@ def simspark_torso_poses(message: bytes | str) -> dict[tuple[str, int], tuple[Ve
         k: ((m[12], m[13], m[14]), (m[8], m[9], m[10]), math.atan2(m[5], m[4]))
         for k, m in _simspark_torso_matrices(message).items()
     }
+
+
+def simspark_ball(message: bytes | str) -> Vec3 | None:
+    """The ball's position (m) in a full rcssserver3d scene, or ``None`` if it has none.
+
+    The ball is ``(nd TRF (SLT ...) (nd StaticMesh ... (load models/soccerball.obj) ...))``: the
+    translation of the TRF right above its mesh (an ``(RDS)`` diff carries no meshes).
+    """
+    found: list[Vec3] = []
+
+    def walk(node: list, slt: list) -> None:
+        kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
+        if kind == 'TRF':
+            slt = next((c[1:] for c in node if isinstance(c, list) and c and c[0] == 'SLT'), slt)
+        elif kind == 'StaticMesh':
+            load = next((c for c in node if isinstance(c, list) and c and c[0] == 'load'), [])
+            if len(load) > 1 and 'soccerball' in str(load[1]) and len(slt) == 16:
+                found.append((float(slt[12]), float(slt[13]), float(slt[14])))
+        for c in node:
+            if not found and isinstance(c, list) and c and c[0] == 'nd':
+                walk(c, slt)
+
+    for expr in parse_sexp(message):
+        for c in expr if isinstance(expr, list) else ():
+            if not found and isinstance(c, list) and c and c[0] == 'nd':
+                walk(c, [])
+    return found[0] if found else None

@@ -6,7 +6,8 @@ topic (RCSSServerMJ). What it commands, in order of priority:
 
 1. a **get-up** skill when the IMU says the robot lies on the ground
    (:mod:`robocup3d_motion.fall`; front/back/side; skills from :mod:`robocup3d_motion.getup`);
-2. a **requested skill** (``motion_request``, ``std_msgs/String`` with a skill name;
+2. a **requested skill** (``motion_request``, ``std_msgs/String`` with a skill name, on
+   rcssserver3d optionally followed by ``$parameter`` overrides, ``KICK_VAR_RIGHT kick_strength=0.6``;
    ``stand`` returns to standing; ``walk_set NAME`` picks a walk parameter set), or a **task**
    asked for on the same topic as JSON (:mod:`robocup3d_motion.requests`: go to a pose, kick
    the ball towards a point, dribble it there; :mod:`robocup3d_motion.ball_skills`), which
@@ -315,16 +316,34 @@ class MotionCore:
             assert self.walk is not None
             self.walk.set_params(self.walk_sets[wanted])
             return ''
+        name, *extra = name.split() or ['']
         if not name or name not in self.skills:
             self.error = f'request refused: unknown skill {name!r}; known: {sorted(self.skills)}'
             return self.error
+        overrides: dict[str, float] = {}
+        for item in extra:  # NAME key=value ...: $parameter overrides for this start only
+            key, _, value = item.partition('=')
+            try:
+                overrides[key] = float(value)
+            except ValueError:
+                self.error = f'request {name} refused: bad parameter override {item!r} (want name=number)'
+                return self.error
         if self.is_getup:
             self.error = f'request {name} refused: getting up'
             return self.error
-        if self.robot.server == 'simspark' and not self._skl.player(name, self.robot).is_ready():
-            self.error = f'request {name} refused: needs inverse kinematics'
+        if overrides and self.robot.server != 'simspark':
+            self.error = f'request {name} refused: parameter overrides need a .skl skill (rcssserver3d)'
             return self.error
-        self._start(name)
+        if self.robot.server == 'simspark':
+            try:
+                player = self._skl.player(name, self.robot, overrides=overrides)
+            except ValueError as exc:
+                self.error = f'request {name} refused: {exc}'
+                return self.error
+            if not player.is_ready():
+                self.error = f'request {name} refused: needs inverse kinematics'
+                return self.error
+        self._start(name, overrides=overrides)
         return ''
 
     def set_velocity(self, vx: float, vy: float, wz: float, now: float | None = None) -> str:
@@ -362,7 +381,7 @@ class MotionCore:
             return ''
         return self.error
 
-    def _start(self, name: str, getup: bool = False) -> None:
+    def _start(self, name: str, getup: bool = False, overrides: dict[str, float] | None = None) -> None:
         self.skill, self.is_getup, self._reset = name, getup, True
         self._rest_since, self._stand_asked = None, False
         if name in (STAND, WALK):
@@ -370,7 +389,7 @@ class MotionCore:
             if name == WALK and self.walk is not None:
                 self.walk.reset()
         elif self.robot.server == 'simspark':
-            self.player = self._skl.player(name, self.robot)
+            self.player = self._skl.player(name, self.robot, overrides=overrides)
         else:
             self.player = KeyframePlayer(self.skills[name], self.robot)
 

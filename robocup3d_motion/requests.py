@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, TypeAdapter, 
 
 __all__ = ['Dribble', 'GoTo', 'Kick', 'MotionRequest', 'RequestError', 'SkillRequest', 'parse_request']
 
-_NAME = re.compile(r'[A-Za-z][\w .-]*')
+_NAME = re.compile(r'[A-Za-z][\w .=+-]*')  # NAME, walk_set NAME, NAME key=value (Nao)
 FIELD_LIMIT = 100.0  # m: no point on or near any field is further from its centre
 
 
@@ -119,7 +119,7 @@ def parse_request(text: object) -> MotionRequest:
     if not body:
         raise RequestError('empty request')
     if not body.startswith('{'):
-        if len(body) > 64 or not _NAME.fullmatch(body):
+        if len(body) > 200 or not _NAME.fullmatch(body):
             raise RequestError(f'not a skill name or a JSON request: {body[:40]!r}')
         return SkillRequest(name=body)
     try:

@@ -20,6 +20,7 @@ to a :class:`LegSolver`; without one, a skill that uses them is not ready.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +40,7 @@ from robocup3d_motion.skills.skl import (
     SetScale,
     SetTarget,
     Skill,
+    SkillFile,
     Stabilize,
     load_skill_file,
     resolve_files,
@@ -208,10 +210,17 @@ class SkillPlayer(PlayerBase):
 
 
 class SkillRegistry(Mapping[str, Skill[float]]):
-    """Resolved skills by name; adding a name twice is an error."""
+    """Resolved skills by name; adding a name twice is an error.
+
+    A registry made by :func:`load_registry` keeps its parsed files and parameters, so that
+    :meth:`player` can start a skill with some ``$parameters`` overridden (e.g. a kick's strength).
+    """
 
     def __init__(self, skills: Iterable[Skill[float]] = ()) -> None:
         self._skills: dict[str, Skill[float]] = {}
+        self._files: tuple[SkillFile, ...] = ()
+        self._params: dict[str, float] = {}
+        self._overridden: dict[tuple[str, tuple[tuple[str, float], ...]], Skill[float]] = {}
         for skill in skills:
             self.add(skill)
 
@@ -227,11 +236,48 @@ class SkillRegistry(Mapping[str, Skill[float]]):
         self._skills[skill.name] = skill
         return skill
 
-    def player(self, name: str, robot: RobotSpec | None = None, solver: LegSolver | None = None) -> SkillPlayer:
-        """A new player for the skill called ``name``."""
+    def player(
+        self,
+        name: str,
+        robot: RobotSpec | None = None,
+        solver: LegSolver | None = None,
+        overrides: Mapping[str, float] | None = None,
+    ) -> SkillPlayer:
+        """A new player for the skill called ``name``.
+
+        ``overrides``: ``$parameter`` values that replace the registry's for this player only,
+        e.g. ``{'kick_strength': 0.6}``.
+
+        Raises:
+            KeyError: no skill ``name``.
+            ValueError: an override names a parameter that none of the registry's files uses, or
+                is not a finite number, or the registry was not made by :func:`load_registry`.
+        """
         if name not in self._skills:
             raise KeyError(f'no skill {name!r}; known: {sorted(self._skills)}')
-        return SkillPlayer(self._skills[name], robot, solver)
+        if not overrides:
+            return SkillPlayer(self._skills[name], robot, solver)
+        return SkillPlayer(self.with_overrides(name, overrides), robot, solver)
+
+    def with_overrides(self, name: str, overrides: Mapping[str, float]) -> Skill[float]:
+        """The skill ``name`` resolved again with ``overrides`` replacing parameters (cached)."""
+        if not self._files:
+            raise ValueError('this registry has no skill files to resolve again (use load_registry)')
+        known = frozenset().union(*(f.parameters() for f in self._files))
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f'unknown skill parameter(s) {unknown}; the skill files use {sorted(known)}')
+        values = {k: float(v) for k, v in overrides.items()}
+        if not all(math.isfinite(v) for v in values.values()):
+            raise ValueError(f'override values must be finite numbers, got {dict(overrides)}')
+        key = (name, tuple(sorted(values.items())))
+        skill = self._overridden.get(key)
+        if skill is None:
+            if len(self._overridden) >= 256:
+                self._overridden.clear()
+            skill = resolve_files(self._files, {**self._params, **values})[name]
+            self._overridden[key] = skill
+        return skill
 
     def __getitem__(self, name: str) -> Skill[float]:
         return self._skills[name]
@@ -253,7 +299,9 @@ def load_registry(paths: Iterable[str | Path], params: Mapping[str, float] | Non
         path = Path(path)
         found = sorted(path.glob('*.skl')) if path.is_dir() else [path]
         files += [load_skill_file(p) for p in found]
-    return SkillRegistry(resolve_files(files, params or {}).values())
+    registry = SkillRegistry(resolve_files(files, params or {}).values())
+    registry._files, registry._params = tuple(files), dict(params or {})
+    return registry
 
 
 def load_nao_registry(robot_type: int, extra_params: Iterable[str | Path] = ()) -> SkillRegistry:

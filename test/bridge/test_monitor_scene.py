@@ -23,3 +23,17 @@ def test_no_agents_and_diffs_give_nothing(shared_dir) -> None:
     lines = (shared_dir / 'captures/simspark/match_monitor_port3200.txt').read_text().splitlines()
     assert simspark_torsos(lines[0]) == {}  # the scene before any agent joined
     assert simspark_torsos(lines[20]) == {}  # an (RDS) diff carries no meshes
+
+
+def test_ball_position_from_full_scenes(shared_dir) -> None:
+    from robocup3d_bridge.trainer import simspark_ball  # noqa: PLC0415
+
+    lines = (shared_dir / 'captures/simspark/match_monitor_port3200.txt').read_text().splitlines()
+    assert simspark_ball(lines[0]) == pytest.approx((0.0, 0.0, 0.0403), abs=0.001)  # on the centre spot
+    assert simspark_ball(lines[20]) is None  # an (RDS) diff carries no meshes
+    scene = (
+        '(RSG 0 1)((nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1))'
+        '(nd TRF (SLT 1 0 0 0 0 1 0 0 0 0 1 0 1.5 -0.25 0.042 1)'
+        '(nd StaticMesh (setVisible 1) (load models/soccerball.obj) (sSc 0.042 0.042 0.042))))'
+    )
+    assert simspark_ball(scene) == pytest.approx((1.5, -0.25, 0.042))

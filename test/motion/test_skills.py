@@ -564,3 +564,111 @@ def test_nao_skill_parameter_files_override_in_order(tmp_path: Path) -> None:
     assert hip_targets(base)[:2] == hip_targets(mine)[:2]
     with pytest.raises(OSError):
         engine.load_nao_registry(0, [tmp_path / 'missing.txt'])
+
+
+# --------------------------------------------------------------------------- Nao kicks
+
+KICKS = ('KICK_LONG', 'KICK_QUICK', 'KICK_VAR')
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+def test_nao_kicks_resolve_per_type_run_to_completion_within_limits(robot_type: int) -> None:
+    """kick_long/kick_quick/kick_var.skl resolve for every type, finish, and stay within its joint ranges."""
+    files = {p.name for p in (DATA_DIR / 'nao').glob('kick_*.skl')}
+    assert files >= {'kick_long.skl', 'kick_quick.skl', 'kick_var.skl'}
+    registry = engine.load_nao_registry(robot_type)
+    robot = nao(robot_type)
+    for kick in KICKS:
+        for side in ('RIGHT', 'LEFT'):
+            name = f'{kick}_{side}'
+            player = registry.player(name, robot)
+            assert player.is_ready() and not registry[name].needs_ik
+            steps = list(run(player, dict.fromkeys(robot.joint_names, 0.0), t0=5.0))
+            assert steps[-1][2], f'{name} did not finish'
+            assert steps[-1][0] - 5.0 == pytest.approx(registry[name].duration, abs=DT + 1e-6)
+            for _, targets, _ in steps:
+                for j, v in targets.items():
+                    assert robot.by_name[j].lower - 1e-9 <= v <= robot.by_name[j].upper + 1e-9, (name, j, v / D2R)
+            # every kick ends in the stand pose, feet side by side (the motion node's stand takes over)
+            final = steps[-1][1]
+            for leg in ('llj', 'rlj'):
+                assert final[f'{leg}2'] == pytest.approx(0.0) and final[f'{leg}6'] == pytest.approx(0.0)
+                assert final[f'{leg}4'] < -30 * D2R
+    assert registry['KICK_QUICK_RIGHT'].duration <= 0.5 + 1e-9
+
+
+def _raw_targets(skill: skl.Skill) -> list[list[tuple[str, float]]]:
+    return [
+        sorted((j, round(v, 9)) for c in state.commands if isinstance(c, SetTarget) for j, v in c.targets)
+        for state in skill.states
+    ]
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+def test_nao_left_kicks_mirror_the_right(robot_type: int) -> None:
+    """Each LEFT kick is the RIGHT one mirrored: the other leg kicks, roll signs flip, waits are equal."""
+    registry = engine.load_nao_registry(robot_type)
+    for kick in KICKS:
+        right, left = registry[f'{kick}_RIGHT'], registry[f'{kick}_LEFT']
+        assert [s.wait for s in left.states] == [s.wait for s in right.states]
+        assert _raw_targets(left) == _raw_targets(right.reflect('X'))
+
+        # the kicking leg is the right one in the RIGHT kick: its hip pitch moves most
+        def swing(skill: skl.Skill, joint: str) -> float:
+            values = [
+                v
+                for state in skill.states
+                for c in state.commands
+                if isinstance(c, SetTarget)
+                for j, v in c.targets
+                if j == joint
+            ]
+            return max(values, default=0.0) - min(values, default=0.0)
+
+        assert swing(right, 'rlj3') > swing(right, 'llj3') and swing(left, 'llj3') > swing(left, 'rlj3')
+        for mine, other in (('llj2', 'rlj2'), ('llj6', 'rlj6')):
+            r = dict(p for s in _raw_targets(right) for p in s)
+            m = dict(p for s in _raw_targets(left) for p in s)
+            assert m[mine] == pytest.approx(-r[other])
+
+
+def test_kick_strength_overrides_are_per_player() -> None:
+    """registry.player(name, robot, overrides={...}) re-resolves the skill with those $parameters only."""
+    registry = engine.load_nao_registry(0)
+    robot = nao(0)
+    full = registry.player('KICK_VAR_RIGHT', robot)
+    soft = registry.player('KICK_VAR_RIGHT', robot, overrides={'kick_strength': 0.25})
+    scale = lambda skill: dict(next(c for c in skill.states[1].commands if isinstance(c, skl.SetScale)).scales)  # noqa: E731
+    p = params.load_type_params(DATA_DIR / 'nao', 0)
+    s_full = p['kv_scale_min'] + (1 - p['kv_scale_min']) * p['kick_strength']
+    s_soft = p['kv_scale_min'] + (1 - p['kv_scale_min']) * 0.25
+    assert scale(full.skill)['rlj3'] == pytest.approx(s_full)
+    assert scale(soft.skill)['rlj3'] == pytest.approx(s_soft)
+    assert soft.skill.states[1].wait == pytest.approx(p['kq_1_wait'] / s_soft)
+    assert registry['KICK_VAR_RIGHT'] is full.skill  # the registry's own skill is unchanged
+    left = registry.player('KICK_VAR_LEFT', robot, overrides={'kick_strength': 0.25})
+    assert scale(left.skill)['llj3'] == pytest.approx(s_soft)  # reflections follow
+    assert registry.with_overrides('KICK_VAR_RIGHT', {'kick_strength': 0.25}) is soft.skill  # cached
+    with pytest.raises(ValueError, match='unknown skill parameter'):
+        registry.player('KICK_VAR_RIGHT', robot, overrides={'kick_strenght': 0.5})
+    with pytest.raises(ValueError, match='finite'):
+        registry.player('KICK_VAR_RIGHT', robot, overrides={'kick_strength': float('nan')})
+    with pytest.raises(ValueError, match='load_registry'):
+        SkillRegistry([registry['KICK_VAR_RIGHT']]).player('KICK_VAR_RIGHT', overrides={'kick_strength': 1.0})
+    steps = list(run(soft, dict.fromkeys(robot.joint_names, 0.0)))
+    assert steps[-1][2] and steps[-1][0] == pytest.approx(soft.skill.duration, abs=DT + 1e-6)
+
+
+def test_motion_core_starts_a_skill_with_parameter_overrides() -> None:
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+
+    core = MotionCore(nao(0), load_config('robots.yaml'))
+    core.on_imu(0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=0.0)
+    assert core.request('KICK_VAR_RIGHT kick_strength=0.3') == ''
+    assert core.skill == 'KICK_VAR_RIGHT'
+    assert core.player.skill == engine.load_nao_registry(0).with_overrides('KICK_VAR_RIGHT', {'kick_strength': 0.3})
+    assert core.request('KICK_QUICK_LEFT') == '' and core.skill == 'KICK_QUICK_LEFT'
+    assert 'bad parameter override' in core.request('KICK_VAR_RIGHT kick_strength=strong')
+    assert 'unknown skill parameter' in core.request('KICK_VAR_RIGHT power=1')
+    assert core.skill == 'KICK_QUICK_LEFT'  # refused requests change nothing
