@@ -82,7 +82,7 @@ class ApproachSpec(Section):
     lost_sigma: Positive = 1.0  # m: a ball estimate vaguer than this is lost
     lost_s: Positive = 3.0  # s without a good ball estimate: give up
     timeout: Positive = 40.0  # s for a whole task
-    settle: NonNegative = 1.0  # s at most waiting for the walk to stop before a kick
+    settle: NonNegative = 2.5  # s at most waiting for the walk to stop and the stand to settle before a kick
     foot_margin: NonNegative = 0.15  # m of cost the other foot must save to switch
     line_up: NonNegative = 0.15  # m behind the kick pose the walk lines up before stepping in
 

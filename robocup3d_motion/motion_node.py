@@ -280,7 +280,8 @@ class MotionCore:
             ball=ball[:2] if ball is not None and abs(t - ball[2]) <= ESTIMATE_AGE else None,
             fallen=self.state.fallen or self.is_getup,
             skill=self.skill if self.player is not None and not self.is_getup else None,
-            walking=self.skill == WALK and self.walk is not None and self.walk.moving,
+            # the walk, or the ease from its stance into the stand: a kick that stops first waits for both
+            walking=self.skill == WALK or self._stand_from is not None,
         )
 
     def _run_task(self, t: float) -> None:
@@ -297,6 +298,7 @@ class MotionCore:
             self.commander.set_velocity(*act.velocity, t)
         elif act.stop:
             self.commander.stop()
+            self._stand_asked = True  # into the stand at once, no lingering in the walk's stance
         if task.over and task.phase == 'failed':
             self.error = f'{task.kind} {task.id} failed: {task.reason}'
 
