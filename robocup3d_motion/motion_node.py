@@ -49,7 +49,7 @@ from robocup3d_description.robots import RobotSpec, robot_spec
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
-from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skill
+from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skills
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.nao_fall import NaoFallDetector
@@ -75,8 +75,8 @@ def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, o
             raise ConfigError(
                 f"{f}: {robot.name} skills are YAML keyframe files (.yaml); .txt parameters are the Nao's"
             )
-        skill = load_keyframe_skill(Path(f), robot)
-        out[skill.name] = skill
+        for skill in load_keyframe_skills(Path(f), robot):  # with its mirror image, when it names one
+            out[skill.name] = skill
     return out
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
-from robocup3d_bridge.trainer import parse_monitor_message, simspark_torso_poses
+from robocup3d_bridge.trainer import parse_monitor_message, simspark_ball, simspark_torso_poses
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import (
     END_WITH_PARENT,
@@ -113,6 +113,8 @@ class SimSession:
         self.state: dict = {}
         self._game_time: float | None = None  # simspark: last game time seen
         self._truth_pending = False
+        self.ball: tuple[float, float, float] | None = None  # simspark: ball position (m) in the last full scene
+        self.ball_t = 0.0  # its server time (s, as Pose.t)
 
     # -- lifecycle
     def __enter__(self) -> SimSession:
@@ -234,6 +236,9 @@ class SimSession:
             if self._truth_pending and b'(RSG ' in msg[:4000]:
                 self._truth_pending = False
                 torso = simspark_torso_poses(msg).get(('Left', self.unum))
+                ball = simspark_ball(msg)
+                if ball is not None:
+                    self.ball, self.ball_t = ball, self.cycles * CYCLE
                 if torso is not None:
                     (x, y, z), up, yaw = torso
                     self.pose = Pose(self.cycles * CYCLE, x, y, z, yaw, up[2])
@@ -257,7 +262,9 @@ class SimSession:
                 self._poll_simspark()
             else:
                 self._rclpy.spin_once(self.node, timeout_sec=0.01)
-                self.trainer.poll(0.0)
+                if self.trainer.poll(0.0) and self.trainer.state.ball is not None:
+                    # RCSSServerMJ: the ball as the monitor stream's scene last moved it
+                    self.ball, self.ball_t = self.trainer.state.ball, self.cycles * CYCLE
             if pred():
                 return True
             if self.player is not None and self.player.poll() is not None:
