@@ -207,16 +207,32 @@ def kick_once(
 ) -> KickTrial:
     """One kick from a fresh stand: place the robot, the ball at ``spot`` (robot frame), kick, measure."""
     x0, y0 = START[session.server_kind]
-    session.place(x0, y0, yaw)
+    for _ in range(3):  # a get-up still running when the trainer put the robot down throws it over again
+        session.place(x0, y0, yaw)
+        if session.spin_until(
+            lambda: (
+                session.state.get('skill') == 'stand'
+                and not session.state.get('fallen')
+                and session.pose is not None
+                and session.pose.up > 0.95
+            ),
+            5.0,
+        ):
+            break
     p = session.pose
     assert p is not None
     c, s = math.cos(p.yaw), math.sin(p.yaw)
     bx, by = p.x + c * spot[0] - s * spot[1], p.y + s * spot[0] + c * spot[1]
     session.trainer.move_ball(bx, by, BALL_R[session.server_kind])
     moved_at = session.cycles * CYCLE
+    # the monitor stream may lag behind the agents' cycles: wait until it shows the ball put down (or 1 s)
     session.spin_until(
-        lambda: session.ball is not None and session.ball_t > moved_at + CYCLE,
-        30.0,
+        lambda: (
+            session.ball is not None
+            and session.ball_t > moved_at + CYCLE
+            and (math.hypot(session.ball[0] - bx, session.ball[1] - by) < MOVED or session.ball_t > moved_at + 1.0)
+        ),
+        60.0,
         'the monitor stream did not tell where the ball went',
     )
     session.wait_cycles(5)
@@ -278,8 +294,10 @@ def kick_once(
         if rest_from is None or math.dist(ball[:2], rest_from[1][:2]) > REST_SPEED * REST_S:
             rest_from = (now, ball)
         stood = ended is not None and now - ended >= STAND_AFTER
+        if now - t0 > NO_KICK_S + ROLL_TIMEOUT:  # a skill that never ended, a ball that never stopped
+            break
         if trial.contact_s is None:
-            if now - t0 > NO_KICK_S and (stood or trial.fell):
+            if now - t0 > NO_KICK_S and (stood or trial.fell or seen is None):  # None: the request was refused
                 break
             continue
         at_rest = now - rest_from[0] >= REST_S
