@@ -75,7 +75,9 @@ class SkillSpace:
         out = {}
         for n, xi, a, b in zip(self.names, x, self.lo, self.hi, strict=True):
             v = a + (b - a) * min(1.0, max(0.0, float(xi)))
-            out[n] = round(v, 3) if n.endswith(('wait', '.t')) else round(v, 1)
+            out[n] = (
+                round(v, 4) if n.endswith(('_x', '_y')) else round(v, 3) if n.endswith(('wait', '.t')) else round(v, 1)
+            )
         return out
 
     def write(self, x: Sequence[float], path: Path, comment: str = '') -> Path:

@@ -16,8 +16,8 @@ skill's ``swing`` time, s from its start), and whether the ball went backwards. 
 not moved the ball :data:`NO_KICK_S` s after the request did not happen.
 
 The kick spot and swing time of a T1/K1 kick are its YAML file's ``ball: [x, y]`` and ``swing``
-(right-foot kick; the left one mirrors y); the Nao's are :data:`NAO_KICKS` (``--spot X Y``,
-``--swing`` override both).
+(right-foot kick; the left one mirrors y); the Nao's spots are its parameters ``kl_spot_x/y`` and
+``kq_spot_x/y`` (:data:`NAO_KICKS` without them); ``--spot X Y`` and ``--swing`` override both.
 
 ``python -m robocup3d_tools.kick_tasks --robot T1 --kick long --trials 10`` (or ``--server simspark
 --type 2``) prints the result as JSON; ``robocup3d optimize --task kick-long`` runs candidates this
@@ -37,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from robocup3d_motion.getup import DATA_DIR
+from robocup3d_motion.skills.params import load_type_params
 from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SERVERS, SimSession
 
@@ -55,7 +56,8 @@ KICKS = ('long', 'quick')
 START = {'mujoco': (-14.0, 0.0), 'simspark': (-9.0, 0.0)}
 #: the ball's radius (m) per server
 BALL_R = {'mujoco': 0.11, 'simspark': 0.042}
-#: the Nao's kicks (``.skl``, no metadata): ball spot (x, y) of the right-foot kick and swing start (s)
+#: the Nao's kicks (``.skl``): ball spot (x, y) of the right-foot kick and swing start (s) when
+#: the parameter files do not say (``kl_spot_x/y``, ``kq_spot_x/y``)
 NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0)}
 TRACE_JOINTS = ('llj1', 'llj2', 'llj5', 'llj6', 'rlj1', 'rlj4', 'rlj5')
 MOVED = 0.03  # m the ball must move to count as touched
@@ -170,15 +172,22 @@ def skill_name(kick: str, foot: str = 'right') -> str:
 
 
 def kick_setup(
-    robot: str, kick: str, skill_files: list[str] | tuple[str, ...] = ()
+    robot: str, kick: str, skill_files: list[str] | tuple[str, ...] = (), robot_type: int = 0
 ) -> tuple[tuple[float, float], float]:
     """The right-foot kick's ball spot (x, y, m, robot frame) and swing start (s from the skill's start).
 
     T1/K1: the ``ball`` and ``swing`` of the kick's YAML file (a ``--skill-params`` file of the same
-    skill name comes first); the Nao: :data:`NAO_KICKS`.
+    skill name comes first); the Nao: ``kl_spot_x/y`` (long) or ``kq_spot_x/y`` (quick) of its type's
+    parameter files and the ``--skill-params`` ones, else :data:`NAO_KICKS`.
     """
     if robot == 'nao':
-        return NAO_KICKS[kick]
+        spot, swing = NAO_KICKS[kick]
+        extra = [f for f in skill_files if str(f).endswith('.txt')]
+        params = load_type_params(DATA_DIR / 'nao', robot_type, extra)
+        key = {'long': 'kl_spot', 'quick': 'kq_spot'}[kick]
+        if f'{key}_x' in params and f'{key}_y' in params:
+            spot = (params[f'{key}_x'], params[f'{key}_y'])
+        return spot, swing
     name = skill_name(kick)
     for f in [*skill_files, DATA_DIR / robot / f'kick_{kick}.yaml']:
         p = Path(f)
@@ -334,7 +343,7 @@ def run_kicks(
     if kick not in KICKS:
         raise ValueError(f'unknown kick {kick!r}; kicks: {", ".join(KICKS)}')
     rng = random.Random(seed)
-    base, swing = kick_setup(session.robot, kick, skill_files)
+    base, swing = kick_setup(session.robot, kick, skill_files, session.robot_type)
     base = spot or base
     swing = swing if swing_s is None else swing_s
     result = KickResult(f'kick-{kick}', skill_name(kick, foot if foot != 'both' else 'right'), trials)

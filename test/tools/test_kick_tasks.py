@@ -170,3 +170,11 @@ def test_a_t1_at_its_kick_spot_kicks_the_ball_forwards_and_stays_on_its_feet() -
     for k in result['kicks']:
         assert k['standing'] and not k['fell'] and not k['early'], result
         assert k['contact_s'] is None or k['along'] > 0.0, result  # forwards
+
+
+def test_the_nao_kick_spot_comes_from_its_parameters(tmp_path: Path) -> None:
+    params = tmp_path / 'cand.txt'
+    params.write_text('kq_spot_x\t0.2\nkq_spot_y\t-0.03\n')
+    assert kick_setup('nao', 'quick', [str(params)], robot_type=1) == ((0.2, -0.03), 0.0)
+    spot, _ = kick_setup('nao', 'long')  # the shipped parameters, or the defaults without them
+    assert 0.1 < spot[0] < 0.3 and -0.15 < spot[1] < 0.0
