@@ -3,7 +3,7 @@
 rcssserver3d's monitor port (3200) and RCSSServerMJ's monitor port (``--mport``) both stream
 length-prefixed monitor messages and accept trainer commands on the same connection.
 
-Monitor messages (only the game-state header is read; the scene graph is skipped):
+Monitor messages (the game-state header is read; of RCSSServerMJ's scene graph, the ball's position):
 
 * rcssserver3d: ``((FieldLength 30)...(play_modes ...)(time 0)(half 1)...(play_mode 0))(RSG 0 1)(<scene>)``
   for a full state and ``((time T)[changed fields])(RDS 0 1)(<diff>)`` otherwise. ``time`` is the
@@ -131,6 +131,9 @@ class MonitorState:
     fouls: tuple[tuple[str, int, int], ...] = ()
     field: dict[str, float] = dataclasses.field(default_factory=dict)
     messages: int = 0
+    #: RCSSServerMJ: the ball's centre (m, world frame) as the scene last moved it (rcssserver3d's
+    #: diffs do not name the ball: read full scenes with :func:`simspark_ball`)
+    ball: tuple[float, float, float] | None = None
 
 
 # ----------------------------------------------------------------------------- monitor parsing
@@ -252,6 +255,9 @@ def _parse_mujoco(text: str) -> dict:
     ge = _find_section(text, 'ge')
     if ge is not None:
         _apply_fields(_fields(_section_body(ge, 'ge')), upd, Dialect.MUJOCO)
+    ball = _mujoco_ball(text)
+    if ball is not None:
+        upd['ball'] = ball
     gs = _find_section(text, 'gs')
     if gs is None:
         raise MonitorParseError('RSMP message without a ((gs 1 0) ...) game-state section')
@@ -260,6 +266,43 @@ def _parse_mujoco(text: str) -> dict:
     upd['fouls'] = tuple(_foul(f) for f in fouls)
     _apply_fields(_fields([i for i in items if not (isinstance(i, list) and i[:1] == ['foul'])]), upd, Dialect.MUJOCO)
     return upd
+
+
+def _mujoco_ball(text: str) -> tuple[float, float, float] | None:
+    """The ball's position from an RSMP scene (``((sg 1 0)full|diff (nd ...)...)``), if it changed.
+
+    The ball is the scene's first node, ``(nd TRF (SLT ..) (nd DSC (ball) (nd TRF (SLT m0..m15) ...)))``;
+    a diff repeats the tree's shape with only the changed transforms, so the ball moved when the third
+    level of that first node carries an ``SLT`` (its translation is ``m12 m13 m14``). Only that subtree
+    is read.
+    """
+    pos = text.find('((sg 1 0)')
+    if pos < 0:
+        return None
+    start = text.find('(nd', pos + 9)
+    if start < 0:
+        return None
+    try:
+        expr = _parse_part(text[start : _section_end(text, start)])
+    except MonitorParseError:
+        return None
+    full = len(expr) > 1 and expr[1] == 'TRF'
+
+    def first_nd(node: list) -> list | None:
+        return next((c for c in node[1:] if isinstance(c, list) and c[:1] == ['nd']), None)
+
+    dsc = first_nd(expr)
+    if dsc is None or (full and ['ball'] not in dsc):
+        return None
+    trf = first_nd(dsc)
+    slt = next((c for c in trf[1:] if isinstance(c, list) and c[:1] == ['SLT']), None) if trf else None
+    if slt is None or len(slt) != 17:
+        return None
+    try:
+        x, y, z = (float(v) for v in slt[13:16])
+    except ValueError:
+        return None
+    return (x, y, z) if all(map(math.isfinite, (x, y, z))) else None
 
 
 def _foul(values: list) -> tuple[str, int, int]:

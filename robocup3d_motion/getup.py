@@ -10,6 +10,11 @@ not have, so T1/K1 skills are stored as YAML under ``skills/data/<robot>/``::
     frames:                 # each: duration (s) and the joints it moves (degrees)
       - {t: 0.4, q: {llj1: -90, rlj1: -90}}
       - {t: 0.3, q: {llj4: 120, rlj4: 120}}
+    mirror: GETUP_FRONT_M   # optional: also define this skill, the mirror image (left <-> right)
+
+A ``mirror`` skill swaps every left joint with its right twin and flips the sign of the
+rotations about the x (roll) and z (yaw) axes (:func:`mirror_joint`); the T1/K1 joints turn
+about the same axes on both sides, so pitch angles carry over unchanged.
 
 Each frame moves its joints linearly from the command at the frame's start to its
 targets over ``t``; joints a frame does not name keep their last target (as the
@@ -43,6 +48,9 @@ __all__ = [
     'getup_skill_for',
     'load_keyframe_dir',
     'load_keyframe_skill',
+    'load_keyframe_skills',
+    'mirror_joint',
+    'mirror_skill',
 ]
 
 DATA_DIR = Path(__file__).resolve().parent / 'skills' / 'data'
@@ -50,6 +58,24 @@ _D2R = math.pi / 180.0
 
 #: Skill to play per fall direction; side falls use the back get-up (its first frames roll the robot).
 GETUP_SKILLS = {'front': 'GETUP_FRONT', 'back': 'GETUP_BACK', 'left': 'GETUP_SIDE', 'right': 'GETUP_SIDE'}
+
+
+#: sign of a joint's mirror image per joint (index after the side letter): roll (x) and yaw (z) flip
+_MIRROR_SIGN = {
+    'aj': {1: 1, 2: -1, 3: 1, 4: -1},  # shoulder pitch, shoulder roll, elbow pitch, elbow yaw
+    'lj': {1: 1, 2: -1, 3: -1, 4: 1, 5: 1, 6: -1},  # hip pitch, roll, yaw, knee, ankle pitch, roll
+}
+_MIRROR_CENTRE = {'hj1': -1, 'hj2': 1, 'tj1': -1}  # head yaw, head pitch, waist yaw
+
+
+def mirror_joint(name: str) -> tuple[str, int]:
+    """The mirror twin of a T1/K1 joint and the sign its angle takes there (``laj2`` -> ``('raj2', -1)``)."""
+    if name in _MIRROR_CENTRE:
+        return name, _MIRROR_CENTRE[name]
+    side, kind, index = name[:1], name[1:3], name[3:]
+    if side in 'lr' and kind in _MIRROR_SIGN and index.isdigit() and int(index) in _MIRROR_SIGN[kind]:
+        return ('r' if side == 'l' else 'l') + kind + index, _MIRROR_SIGN[kind][int(index)]
+    raise ValueError(f'no mirror twin known for joint {name!r}')
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +99,51 @@ class KeyframeSkill:
     @property
     def duration(self) -> float:
         return sum(f.duration for f in self.frames)
+
+
+def mirror_skill(skill: KeyframeSkill, name: str) -> KeyframeSkill:
+    """``skill``'s mirror image (left and right swapped, see :func:`mirror_joint`), named ``name``."""
+
+    def q(targets: Mapping[str, float]) -> dict[str, float]:
+        out = {}
+        for j, v in targets.items():
+            twin, sign = mirror_joint(j)
+            out[twin] = sign * v
+        return out
+
+    def gains(g: Mapping[str, float]) -> dict[str, float]:
+        return {mirror_joint(j)[0]: v for j, v in g.items()}
+
+    frames = tuple(Keyframe(f.duration, q(f.targets)) for f in skill.frames)
+    return KeyframeSkill(name, frames, gains(skill.kp), gains(skill.kd), skill.source)
+
+
+def load_keyframe_skills(path: str | Path, robot: RobotSpec | None = None) -> list[KeyframeSkill]:
+    """The skill of a YAML file and, when it names a ``mirror``, its mirror image (checked alike)."""
+    skill = load_keyframe_skill(path, robot)
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f'{path}: {exc}') from None
+    twin = data.get('mirror') if isinstance(data, Mapping) else None
+    if not twin:
+        return [skill]
+    try:
+        mirrored = mirror_skill(skill, str(twin))
+    except ValueError as exc:
+        raise ConfigError(f'{path}: mirror: {exc}') from None
+    if robot is not None:
+        for i, fr in enumerate(mirrored.frames):
+            for j, v in fr.targets.items():
+                spec = robot.by_name.get(j)
+                if spec is None:
+                    raise ConfigError(f'{path}: mirror {twin}: {robot.name} has no joint {j}')
+                if not spec.lower - 1e-6 <= v <= spec.upper + 1e-6:
+                    raise ConfigError(
+                        f'{path}: mirror {twin}: frame {i}: {j}={v / _D2R:.1f} deg is outside '
+                        f'[{spec.lower / _D2R:.1f}, {spec.upper / _D2R:.1f}]'
+                    )
+    return [skill, mirrored]
 
 
 def load_keyframe_skill(path: str | Path, robot: RobotSpec | None = None) -> KeyframeSkill:
@@ -122,10 +193,10 @@ def load_keyframe_dir(robot: RobotSpec, base: Path = DATA_DIR) -> dict[str, Keyf
     out: dict[str, KeyframeSkill] = {}
     folder = base / robot.name
     for path in sorted(folder.glob('*.yaml')) if folder.is_dir() else []:
-        skill = load_keyframe_skill(path, robot)
-        if skill.name in out:
-            raise ConfigError(f'skill {skill.name} defined twice ({out[skill.name].source}, {path})')
-        out[skill.name] = skill
+        for skill in load_keyframe_skills(path, robot):
+            if skill.name in out:
+                raise ConfigError(f'skill {skill.name} defined twice ({out[skill.name].source}, {path})')
+            out[skill.name] = skill
     return out
 
 

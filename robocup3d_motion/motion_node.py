@@ -56,7 +56,7 @@ from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, Task, View, to_robot
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
-from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skill
+from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skills
 from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.kick_config import BallSkills, ball_skills_for, load_kicks_config
@@ -87,8 +87,8 @@ def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, o
             raise ConfigError(
                 f"{f}: {robot.name} skills are YAML keyframe files (.yaml); .txt parameters are the Nao's"
             )
-        skill = load_keyframe_skill(Path(f), robot)
-        out[skill.name] = skill
+        for skill in load_keyframe_skills(Path(f), robot):  # with its mirror image, when it names one
+            out[skill.name] = skill
     return out
 
 

@@ -33,7 +33,18 @@ from robocup3d_motion.getup import DATA_DIR
 from robocup3d_motion.skills.params import load_type_params
 from robocup3d_tools.optimize_config import load_optimize_config
 
-__all__ = ['FAIL_S', 'GETUP_TASKS', 'GetupSpace', 'getup_score', 'getup_space', 'run_candidate']
+__all__ = [
+    'FAIL_S',
+    'GETUP_TASKS',
+    'GetupSpace',
+    'SkillSpace',
+    'getup_score',
+    'getup_space',
+    'keyframe_space',
+    'nao_space',
+    'run_candidate',
+    'run_task',
+]
 
 GETUP_TASKS = ('getup-front', 'getup-back', 'getup-side')
 FAIL_S = 20.0  # s a failed trial scores (twice the timeout)
@@ -46,11 +57,11 @@ def _skill_of(task: str) -> str:
 
 
 @dataclass(frozen=True)
-class GetupSpace:
-    """The searched values of one get-up skill, their shipped values and their ranges."""
+class SkillSpace:
+    """The searched values of one skill (a get-up, a kick), their shipped values and their ranges."""
 
     robot: str  # 'nao', 'T1' or 'K1'
-    skill: str  # 'front' or 'back'
+    skill: str  # get-ups: 'front' or 'back'; kicks: 'long' or 'quick'
     names: tuple[str, ...]
     start: tuple[float, ...]
     lo: tuple[float, ...]
@@ -65,7 +76,9 @@ class GetupSpace:
         out = {}
         for n, xi, a, b in zip(self.names, x, self.lo, self.hi, strict=True):
             v = a + (b - a) * min(1.0, max(0.0, float(xi)))
-            out[n] = round(v, 3) if n.endswith(('wait', '.t')) else round(v, 1)
+            out[n] = (
+                round(v, 4) if n.endswith(('_x', '_y')) else round(v, 3) if n.endswith(('wait', '.t')) else round(v, 1)
+            )
         return out
 
     def write(self, x: Sequence[float], path: Path, comment: str = '') -> Path:
@@ -92,6 +105,9 @@ class GetupSpace:
         return path
 
 
+GetupSpace = SkillSpace  # the name it had when only get-ups were searched
+
+
 def getup_space(
     task: str, robot: str, robot_type: int = 0, names: Sequence[str] = (), config: str = 'optimize.yaml'
 ) -> GetupSpace:
@@ -104,24 +120,37 @@ def getup_space(
     if not space.get(skill):
         raise ConfigError(f'{config}: no getup search space for {robot} {skill} (getup.{robot}.{skill})')
     names = tuple(names) or tuple(space[skill])
-    step = space.get('step', {})
     if robot == 'nao':
-        params = load_type_params(DATA_DIR / 'nao', robot_type)
-        bounds = space.get('bounds', {})
-        unknown = [n for n in names if n not in params]
-        if unknown:
-            raise ConfigError(f'not $parameters of the Nao skills: {unknown}')
-        lo, hi, start = [], [], []
-        for n in names:
-            kind = n.rsplit('_', 1)[1]
-            a, b = bounds.get(kind, (-math.inf, math.inf))
-            d = float(step.get(kind, step.get('default', 10.0))) * 2.0
-            v = min(max(params[n], a), b)
-            start.append(v)
-            lo.append(a if kind == 'wait' else max(a, v - d))  # a wait may shrink all the way: that is the point
-            hi.append(min(b, v + d))
-        return GetupSpace(robot, skill, names, tuple(start), tuple(lo), tuple(hi), params, {})
-    path = DATA_DIR / robot / f'getup_{skill}.yaml'
+        return nao_space(skill, robot_type, names, space)
+    return keyframe_space(robot, skill, DATA_DIR / robot / f'getup_{skill}.yaml', names, space)
+
+
+def nao_space(skill: str, robot_type: int, names: Sequence[str], space: dict) -> SkillSpace:
+    """A Nao skill's ``$parameters`` ``names``: each bounded by its kind (the name's last ``_`` part,
+    ``space['bounds']``) and moving by up to two steps of its kind (``space['step']``), a wait down
+    to its bound."""
+    step = space.get('step', {})
+    params = load_type_params(DATA_DIR / 'nao', robot_type)
+    bounds = space.get('bounds', {})
+    unknown = [n for n in names if n not in params]
+    if unknown:
+        raise ConfigError(f'not $parameters of the Nao skills: {unknown}')
+    lo, hi, start = [], [], []
+    for n in names:
+        kind = n.rsplit('_', 1)[1]
+        a, b = bounds.get(kind, (-math.inf, math.inf))
+        d = float(step.get(kind, step.get('default', 10.0))) * 2.0
+        v = min(max(params[n], a), b)
+        start.append(v)
+        lo.append(a if kind == 'wait' else max(a, v - d))  # a wait may shrink all the way: that is the point
+        hi.append(min(b, v + d))
+    return SkillSpace('nao', skill, tuple(names), tuple(start), tuple(lo), tuple(hi), params, {})
+
+
+def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], space: dict) -> SkillSpace:
+    """A T1/K1 YAML keyframe skill's ``FRAME.t``/``FRAME.JOINT`` ``names``: each within +-step of
+    the file's value (``space['step']``) and the joint's range; ``space['mirror']`` couples twins."""
+    step = space.get('step', {})
     doc = yaml.safe_load(path.read_text(encoding='utf-8'))
     frames = doc['frames']
     start = []
@@ -147,8 +176,8 @@ def getup_space(
         )
         lo.append(max(a, v - d))
         hi.append(min(b, v + d))
-    mirror = {k: (v[0], int(v[1])) for k, v in space.get('mirror', {}).items()}
-    return GetupSpace(robot, skill, names, tuple(start), tuple(lo), tuple(hi), doc, mirror)
+    mirror = {k: (v[0], int(v[1])) for k, v in (space.get('mirror') or {}).items()}
+    return SkillSpace(robot, skill, tuple(names), tuple(start), tuple(lo), tuple(hi), doc, mirror)
 
 
 def getup_score(result: dict) -> float:
@@ -162,16 +191,11 @@ def getup_score(result: dict) -> float:
     return (sum(result['times']) + FAIL_S * failures + REFALL_S * result['refalls']) / counted
 
 
-def run_candidate(
-    skill_file: Path, task: str, server: str, robot: str, robot_type: int, trials: int, seed: int, domain: int
-) -> dict:
-    """Run a candidate's trials in a process of its own; its JSON result, or ``{'error': ...}``."""
-    direction = task.removeprefix('getup-')
-    cmd = [sys.executable, '-m', 'robocup3d_tools.getup_tasks', '--server', server, '--robot', robot]
-    cmd += ['--type', str(robot_type), '--direction', direction, '--trials', str(trials), '--seed', str(seed)]
-    cmd += ['--skill-params', str(skill_file)]
+def run_task(module: str, args: list[str], skill_file: Path, domain: int, timeout: float, key: str) -> dict:
+    """Run ``python -m module args --skill-params skill_file`` in ROS ``domain``; the last JSON line
+    of its output holding ``key``, or ``{'error': ...}``."""
+    cmd = [sys.executable, '-m', module, *args, '--skill-params', str(skill_file)]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    timeout = 120 + trials * 30
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -181,6 +205,16 @@ def run_candidate(
             result = json.loads(line)
         except ValueError:
             continue
-        if isinstance(result, dict) and 'times' in result:
+        if isinstance(result, dict) and key in result:
             return result
     return {'error': f'exit {out.returncode}: {out.stderr.strip().splitlines()[-1:]}'}
+
+
+def run_candidate(
+    skill_file: Path, task: str, server: str, robot: str, robot_type: int, trials: int, seed: int, domain: int
+) -> dict:
+    """Run a candidate's trials in a process of its own; its JSON result, or ``{'error': ...}``."""
+    direction = task.removeprefix('getup-')
+    args = ['--server', server, '--robot', robot, '--type', str(robot_type), '--direction', direction]
+    args += ['--trials', str(trials), '--seed', str(seed)]
+    return run_task('robocup3d_tools.getup_tasks', args, skill_file, domain, 120 + trials * 30, 'times')

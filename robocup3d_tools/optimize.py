@@ -1,4 +1,4 @@
-"""``robocup3d optimize``: tune walk and get-up parameters with CMA-ES on the real server.
+"""``robocup3d optimize``: tune walk, get-up and kick parameters with CMA-ES on the real server.
 
 Every candidate runs in a process of its own with its own server in sync mode (running as fast
 as it goes), the real player process and the server's ground truth for the score: RCSSServerMJ
@@ -17,6 +17,13 @@ Get-up tasks (``getup-front``, ``getup-back``, ``getup-side``) search the get-up
 ``$parameters``, the T1/K1 keyframes): ``--trials`` knock-downs per candidate, scored by the time
 to upright with penalties for failures and for falling again. The best is written to ``--out`` as
 a skill file (``robocup3d player --skill-params FILE``).
+
+Kick tasks (``kick-long``, ``kick-quick``) search a kick skill the same way (the Nao's
+``$parameters``, the T1/K1 keyframes of the right-foot kick, whose mirror image follows): ``--trials``
+kicks per candidate from the kick's ball spot (``--noise`` m of scatter), scored as UT Austin Villa's
+kick optimization (:func:`~robocup3d_tools.kick_tasks.kick_score`): the distance along the wanted
+direction, with penalties for falls, touching the ball before the swing, backward or missed kicks
+and angle errors. The best is written to ``--out`` as a skill file.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
+from robocup3d_tools.kick_search import KICK_TASKS, kick_score, kick_space, run_kick_candidate
 from robocup3d_tools.optimize_config import load_optimize_config
 from robocup3d_tools.ray_pool import DOMAINS, RayPool
 
@@ -67,7 +75,7 @@ def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[
 
 
 WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
-TASKS = WALK_TASKS + GETUP_TASKS
+TASKS = WALK_TASKS + GETUP_TASKS + KICK_TASKS
 FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
 
 
@@ -355,32 +363,43 @@ def optimize_getup(
     log: Callable[[str], object] = print,
     space_config: str = 'optimize.yaml',
     address: str | None = None,
+    noise: float = 0.0,
 ) -> tuple[float, Path]:
-    """Tune a get-up skill (see the module doc); returns the best score and the skill file written."""
+    """Tune a skill, a get-up or a kick (see the module doc); returns the best score and the skill file written.
+
+    ``noise``: kick tasks only, the ball within +-noise m of the kick's spot.
+    """
     who = 'nao' if server == 'simspark' else robot
-    space = getup_space(task, who, robot_type, names, space_config)
+    kick = task in KICK_TASKS
+    space = (kick_space if kick else getup_space)(task, who, robot_type, names, space_config)
     written: list[Path] = [Path(out)]
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
-        jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1) for x in xs]
-        results = pool.map(_getup_candidate, jobs)
-        scores = [getup_score(r) for r in results]
+        jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1, noise) for x in xs]
+        results = pool.map(_skill_candidate, jobs)
+        scores = [(kick_score if kick else getup_score)(r) for r in results]
         last[:] = results
-        ok = sum(len(r.get('times', ())) for r in results)
-        counted = sum(r.get('trials', 0) - r.get('not_knocked', 0) for r in results)
         errors = [r['error'] for r in results if 'error' in r]
         why = f' (first: {errors[0]})' if errors else ''
-        log(
-            f'generation {gen}: best {min(scores):.2f}, up {ok} of {counted} trials, errors {len(errors)}{why}, '
-            f'retried so far {pool.retried}'
-        )
+        if kick:
+            best_r = results[min(range(len(scores)), key=scores.__getitem__)]
+            what = (
+                f'its median {best_r.get("distance_median")} m, angle {best_r.get("angle_err_median")} deg, '
+                f'falls {best_r.get("falls")}; falls {sum(r.get("falls", 0) for r in results)} in all'
+            )
+        else:
+            ok = sum(len(r.get('times', ())) for r in results)
+            counted = sum(r.get('trials', 0) - r.get('not_knocked', 0) for r in results)
+            what = f'up {ok} of {counted} trials'
+        tail = f'errors {len(errors)}{why}, retried so far {pool.retried}'
+        log(f'generation {gen}: best {min(scores):.2f}, {what}, {tail}')
         return scores
 
     def improved(gen: int, i: int, f: float) -> None:
         what = f'--server simspark --type {robot_type}' if server == 'simspark' else f'--robot {robot}'
-        comment = (
-            f'robocup3d optimize {what} --task {task}: generation {gen}, score {f:.2f}\nmeasured: {json.dumps(last[i])}'
-        )
+        measured = {k: v for k, v in last[i].items() if k != 'kicks'} if kick else last[i]
+        comment = f'robocup3d optimize {what} --task {task}: generation {gen}, score {f:.2f}\n'
+        comment += f'measured: {json.dumps(measured)}'
         written[0] = space.write(best_x[gen][i], Path(out), comment)
 
     last: list[dict] = []
@@ -395,12 +414,19 @@ def optimize_getup(
     return best, written[0]
 
 
-def _getup_candidate(job: tuple, domain: int) -> dict:
-    """One get-up candidate's trials in ROS ``domain`` (a Ray task: the skill file lives on its machine)."""
-    space, x, task, server, robot, robot_type, trials, seed = job
-    with tempfile.TemporaryDirectory(prefix='r3d_getup_') as tmp:
+def _skill_candidate(job: tuple, domain: int) -> dict:
+    """One skill candidate's trials in ROS ``domain`` (a Ray task: the skill file lives on its machine)."""
+    space, x, task, server, robot, robot_type, trials, seed, noise = job
+    with tempfile.TemporaryDirectory(prefix='r3d_skill_') as tmp:
         path = space.write(x, Path(tmp) / 'candidate')
+        if task in KICK_TASKS:
+            return run_kick_candidate(path, task, server, robot, robot_type, trials, seed, domain, noise)
         return run_candidate(path, task, server, robot, robot_type, trials, seed, domain)
+
+
+def _getup_candidate(job: tuple, domain: int) -> dict:
+    """One get-up candidate's trials (``job`` without the kick's noise; see :func:`_skill_candidate`)."""
+    return _skill_candidate((*job, 0.0), domain)
 
 
 def _domains(first: int) -> range:
@@ -413,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog='robocup3d optimize',
         description=__doc__.split('\n')[0],
-        epilog=f'tasks on both servers: walk {", ".join(WALK_TASKS)}; get-up {", ".join(GETUP_TASKS)}',
+        epilog=f'tasks on both servers: walk {", ".join(WALK_TASKS)}; get-up {", ".join(GETUP_TASKS)}; '
+        f'kick {", ".join(KICK_TASKS)}',
     )
     p.add_argument('--server', default='mujoco', choices=('mujoco', 'simspark'))
     p.add_argument('--robot', default='T1', choices=('T1', 'K1'), help='on mujoco (simspark: the Nao)')
@@ -423,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs='+',
         default=['forward'],
         choices=TASKS,
-        help='walk tasks (the score is their sum; random: the falls on courses), or one get-up task',
+        help='walk tasks (the score is their sum; random: the falls on courses), or one get-up or kick task',
     )
     p.add_argument('--generations', type=int, default=20)
     p.add_argument('--popsize', type=int, default=8)
@@ -448,17 +475,18 @@ def main(argv: list[str] | None = None) -> int:
     walk.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
     walk.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
     walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
-    getup = p.add_argument_group('get-up tasks')
-    getup.add_argument('--trials', type=int, default=3, help='knock-downs per candidate')
+    getup = p.add_argument_group('get-up and kick tasks')
+    getup.add_argument('--trials', type=int, default=3, help='knock-downs or kicks per candidate')
+    getup.add_argument('--noise', type=float, default=0.0, help='kicks: the ball within +-NOISE m of its spot')
     args = p.parse_args(argv)
-    getups = [t for t in args.task if t in GETUP_TASKS]
+    getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS]
     if getups and (len(args.task) > 1):
-        p.error('a get-up task runs alone (one skill at a time)')
+        p.error('a get-up or kick task runs alone (one skill at a time)')
     try:
         if getups:
             best, path = optimize_getup(
                 getups[0],
-                args.out or Path('getup_tuned'),
+                args.out or Path('kick_tuned' if getups[0] in KICK_TASKS else 'getup_tuned'),
                 args.server,
                 args.robot,
                 args.robot_type,
@@ -471,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.domain_base,
                 space_config=args.space,
                 address=args.address,
+                noise=args.noise,
             )
         else:
             path = args.out or Path('walk_tuned.yaml')

@@ -2,7 +2,8 @@
 
 ``walk.<server>.<name>: [abs|rel, lo, hi]``; ``getup.<robot>``: ``step`` sizes, Nao ``bounds``
 per kind of value, T1/K1 ``mirror`` pairs and the names searched per skill (``front``,
-``back``). A bad file raises one :class:`~robocup3d_bridge.config_files.ConfigError` naming
+``back``) and per kick (``long``, ``quick``: names, or on the Nao a ``prefix`` of its
+``$parameters``). A bad file raises one :class:`~robocup3d_bridge.config_files.ConfigError` naming
 the file, the key and what is allowed (``robocup3d optimize`` prints it and exits 2).
 """
 
@@ -55,14 +56,32 @@ Range = Annotated[tuple[float, float], PlainValidator(_range)]
 Twin = Annotated[tuple[str, float], PlainValidator(_twin)]
 
 
-class GetupSpace(Section):
-    """One robot's get-up search: what is searched per skill, by how much."""
+class SkillSpace(Section):
+    """What a skill search moves by how much: step sizes, Nao bounds by kind of value, T1/K1 mirror pairs."""
 
     step: dict[str, Finite] = Field(default_factory=dict)
     bounds: dict[str, Range] = Field(default_factory=dict)
     mirror: dict[str, Twin] = Field(default_factory=dict)
+
+
+class GetupSpace(SkillSpace):
+    """One robot's get-up search: the names searched per skill."""
+
     front: list[Text] = Field(default_factory=list)
     back: list[Text] = Field(default_factory=list)
+
+
+class Prefix(Section):
+    """The Nao's $parameters whose names start with ``prefix``."""
+
+    prefix: Text
+
+
+class KickSpace(SkillSpace):
+    """One robot's kick search: names per kick (or a $parameter prefix on the Nao)."""
+
+    long: list[Text] | Prefix = Field(default_factory=list)
+    quick: list[Text] | Prefix = Field(default_factory=list)
 
 
 class OptimizeFile(Section):
@@ -70,7 +89,7 @@ class OptimizeFile(Section):
 
     walk: dict[str, dict[str, WalkRange]] = Field(default_factory=dict)
     getup: dict[str, GetupSpace] = Field(default_factory=dict)
-    kick: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    kick: dict[str, KickSpace] = Field(default_factory=dict)
 
 
 def load_optimize_config(name_or_path: str | Path = 'optimize.yaml') -> OptimizeFile:

@@ -268,7 +268,9 @@ class SimSession:
                 self._poll_simspark()
             else:
                 self._rclpy.spin_once(self.node, timeout_sec=0.01)
-                self.trainer.poll(0.0)
+                if self.trainer.poll(0.0) and self.trainer.state.ball is not None:
+                    # RCSSServerMJ: the ball as the monitor stream's scene last moved it
+                    self.ball, self.ball_t = self.trainer.state.ball, self.cycles * CYCLE
             if pred():
                 return True
             if self.player is not None and self.player.poll() is not None:

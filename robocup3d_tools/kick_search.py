@@ -1,0 +1,78 @@
+"""The kick tasks of ``robocup3d optimize``: a kick skill's values as a search vector, a candidate as a skill file.
+
+The search space is data (``config/optimize.yaml``, section ``kick``), built by the same code as the
+get-ups' (:mod:`robocup3d_tools.getup_search`):
+
+* Nao (rcssserver3d): ``$parameters`` of ``kick_<long|quick>.skl``, listed or chosen by their
+  prefix (``{prefix: kl_}``), bounded by their kind (the name's last ``_`` part); a candidate is a
+  parameter file the player reads after the shipped ones;
+* T1/K1 (RCSSServerMJ): ``FRAME.t`` and ``FRAME.JOINT`` of ``kick_<long|quick>.yaml`` (the
+  right-foot kick; the left one is its mirror image, so it follows); a candidate is a whole skill
+  file that replaces the shipped one (with its mirror).
+
+Each candidate runs :mod:`robocup3d_tools.kick_tasks` in a process of its own (its own server and
+player) and scores :func:`~robocup3d_tools.kick_tasks.kick_score` over its trials: minus the
+distance along the wanted direction, plus penalties for falls, touching the ball before the swing,
+backward or missed kicks and angle errors (as UT Austin Villa's kick optimization).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from robocup3d_bridge.config_files import ConfigError
+from robocup3d_motion.getup import DATA_DIR
+from robocup3d_motion.skills.params import load_type_params
+from robocup3d_tools.getup_search import SkillSpace, keyframe_space, nao_space, run_task
+from robocup3d_tools.kick_tasks import kick_score
+from robocup3d_tools.optimize_config import load_optimize_config
+
+__all__ = ['KICK_TASKS', 'kick_score', 'kick_space', 'run_kick_candidate']
+
+KICK_TASKS = ('kick-long', 'kick-quick')
+
+
+def kick_space(
+    task: str, robot: str, robot_type: int = 0, names: Sequence[str] = (), config: str = 'optimize.yaml'
+) -> SkillSpace:
+    """The search space of ``task`` for ``robot`` (``nao`` on rcssserver3d), from ``config``."""
+    if task not in KICK_TASKS:
+        raise ConfigError(f'unknown kick task {task!r}; tasks: {", ".join(KICK_TASKS)}')
+    kick = task.removeprefix('kick-')
+    model = load_optimize_config(config).kick.get(robot)
+    space = model.model_dump() if model is not None else {}
+    if not space.get(kick):
+        raise ConfigError(f'{config}: no kick search space for {robot} {kick} (kick.{robot}.{kick})')
+    listed = space[kick]
+    if not names and isinstance(listed, dict) and 'prefix' in listed:
+        if robot != 'nao':
+            raise ConfigError(f'{config}: kick.{robot}.{kick}: a prefix selects Nao $parameters only')
+        params = load_type_params(DATA_DIR / 'nao', robot_type)
+        names = sorted(n for n in params if n.startswith(str(listed['prefix'])))
+        if not names:
+            raise ConfigError(f'no Nao $parameters start with {listed["prefix"]!r} (is kick_{kick}.skl shipped?)')
+    names = tuple(names) or tuple(listed)
+    if robot == 'nao':
+        return nao_space(kick, robot_type, names, space)
+    path = DATA_DIR / robot / f'kick_{kick}.yaml'
+    if not path.is_file():
+        raise ConfigError(f'{robot} has no {path.name} to search')
+    return keyframe_space(robot, kick, path, names, space)
+
+
+def run_kick_candidate(
+    skill_file: Path,
+    task: str,
+    server: str,
+    robot: str,
+    robot_type: int,
+    trials: int,
+    seed: int,
+    domain: int,
+    noise: float = 0.0,
+) -> dict:
+    """Run a candidate's kicks in a process of its own; its JSON result, or ``{'error': ...}``."""
+    args = ['--server', server, '--robot', robot, '--type', str(robot_type), '--kick', task.removeprefix('kick-')]
+    args += ['--trials', str(trials), '--seed', str(seed), '--noise', str(noise)]
+    return run_task('robocup3d_tools.kick_tasks', args, skill_file, domain, 120 + trials * 40, 'kicks')

@@ -1,0 +1,180 @@
+"""Kicks: the T1/K1 kick files, their mirror images, the ball in the monitor stream, the kick tasks'
+scoring and search spaces (no server), and one real kick of a T1 on RCSSServerMJ."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from robocup3d_bridge.config_files import ConfigError
+from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
+from robocup3d_description.robots import robot_spec
+from robocup3d_motion.getup import DATA_DIR, load_keyframe_dir, load_keyframe_skills, mirror_joint, mirror_skill
+from robocup3d_tools.kick_search import KICK_TASKS, kick_space
+from robocup3d_tools.kick_tasks import (
+    FALL_PENALTY,
+    KickTrial,
+    kick_score,
+    kick_setup,
+    summarize,
+    trial_score,
+)
+
+ROBOTS = ('T1', 'K1')
+KICK_NAMES = ('KICK_LONG_RIGHT', 'KICK_LONG_LEFT', 'KICK_QUICK_RIGHT', 'KICK_QUICK_LEFT')
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+def test_the_kicks_load_with_their_mirror_images_within_the_joint_limits(robot: str) -> None:
+    skills = load_keyframe_dir(robot_spec('mujoco', robot))  # the loader checks names and limits, mirrors too
+    assert set(KICK_NAMES) <= set(skills)
+    for kick in ('LONG', 'QUICK'):
+        right, left = skills[f'KICK_{kick}_RIGHT'], skills[f'KICK_{kick}_LEFT']
+        assert left == dataclasses.replace(mirror_skill(right, left.name), source=left.source)
+        assert left.duration == right.duration
+    # a quick kick: the kicking leg's motion (hip and knee) is over within half a second
+    quick = skills['KICK_QUICK_RIGHT'].frames
+    moving = max(i for i, f in enumerate(quick) if {'rlj1', 'rlj4'} & set(f.targets))
+    assert sum(f.duration for f in quick[: moving + 1]) <= 0.5
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('kick', ['long', 'quick'])
+def test_each_kick_names_its_ball_spot_in_front_of_the_right_foot(robot: str, kick: str) -> None:
+    (x, y), swing = kick_setup(robot, kick)
+    assert 0.15 < x < 0.45 and -0.2 < y < 0.0  # ahead, on the right
+    skill = load_keyframe_dir(robot_spec('mujoco', robot))[f'KICK_{kick.upper()}_RIGHT']
+    assert 0.0 <= swing < skill.duration
+
+
+def test_a_mirror_swaps_sides_and_flips_rolls_and_yaws() -> None:
+    assert mirror_joint('llj1') == ('rlj1', 1)  # hip pitch
+    assert mirror_joint('rlj2') == ('llj2', -1)  # hip roll
+    assert mirror_joint('llj3') == ('rlj3', -1)  # hip yaw
+    assert mirror_joint('laj2') == ('raj2', -1)  # shoulder roll
+    assert mirror_joint('raj4') == ('laj4', -1)  # elbow yaw
+    assert mirror_joint('tj1') == ('tj1', -1) and mirror_joint('hj2') == ('hj2', 1)
+    with pytest.raises(ValueError, match='no mirror twin'):
+        mirror_joint('xyz')
+    skill = load_keyframe_dir(robot_spec('mujoco', 'T1'))['KICK_LONG_RIGHT']
+    twice = mirror_skill(mirror_skill(skill, 'A'), skill.name)
+    assert twice.frames == skill.frames and twice.kp == skill.kp
+
+
+def test_a_skill_file_naming_a_mirror_defines_both_skills(tmp_path: Path) -> None:
+    path = tmp_path / 'k.yaml'
+    frame = {'t': 0.1, 'q': {'llj2': 30, 'laj4': -120}}
+    path.write_text(yaml.safe_dump({'name': 'A', 'mirror': 'B', 'frames': [frame]}))
+    a, b = load_keyframe_skills(path, robot_spec('mujoco', 'T1'))
+    assert (a.name, b.name) == ('A', 'B')
+    assert b.frames[0].targets == pytest.approx({'rlj2': math.radians(-30), 'raj4': math.radians(120)})
+    path.write_text(yaml.safe_dump({'name': 'A', 'mirror': 'B', 'frames': [{'t': 0.1, 'q': {'llj2': 95}}]}))
+    with pytest.raises(ConfigError, match=r'llj2=95\.0 deg is outside'):
+        load_keyframe_skills(path, robot_spec('mujoco', 'T1'))
+
+
+def _kick(**kw: object) -> dict:
+    return dataclasses.asdict(
+        dataclasses.replace(KickTrial(distance=8.0, along=7.9, angle_err_deg=3.0, contact_s=0.6, standing=True), **kw)
+    )
+
+
+def test_a_kick_scores_its_distance_along_the_wanted_direction_and_penalties() -> None:
+    good = _kick()
+    assert trial_score(good) == pytest.approx(-7.9)
+    assert trial_score(_kick(along=9.0, distance=9.1)) < trial_score(good)  # farther is better
+    assert trial_score(_kick(angle_err_deg=20.0)) == pytest.approx(-7.9 + 0.1 * 12.0)  # beyond 8 deg costs
+    fell = _kick(fell=True, standing=False)
+    assert trial_score(fell) == pytest.approx(-7.9 + FALL_PENALTY)
+    assert trial_score(_kick(standing=False)) == trial_score(fell)  # not standing afterwards is a fall
+    assert trial_score(_kick(early=True)) > trial_score(good)
+    backward = _kick(along=-2.0, backward=True, angle_err_deg=170.0)
+    missed = dataclasses.asdict(KickTrial(standing=True))
+    short = _kick(distance=0.05, along=0.05)
+    assert trial_score(backward) == trial_score(missed) == trial_score(short) > 0 > trial_score(good)
+    # a short kick that stands beats a long one that falls only when the long one is short of the penalty
+    assert trial_score(_kick(along=2.0, distance=2.0)) < trial_score(fell)
+    result = {'kicks': [good, fell]}
+    assert kick_score(result) == pytest.approx((trial_score(good) + trial_score(fell)) / 2)
+    assert kick_score({'error': 'exit 1'}) > kick_score({'kicks': [missed, fell]}) - 1e-9
+
+
+def test_figures_over_trials() -> None:
+    kicks = [_kick(distance=d, angle_err_deg=a, contact_s=c) for d, a, c in [(4, 2, 0.5), (8, 6, 0.6), (9, 10, 0.7)]]
+    kicks.append(dataclasses.asdict(KickTrial(standing=True)))  # no kick: 0 m, no angle, no contact
+    s = summarize(kicks)
+    assert s['distance_median'] == pytest.approx(6.0) and s['distance_p10'] == pytest.approx(1.2)
+    assert s['angle_err_median'] == pytest.approx(6.0) and s['contact_median_s'] == pytest.approx(0.6)
+    assert s['no_kick'] == 1 and s['falls'] == 0 and s['not_standing'] == 0
+
+
+def test_the_ball_is_read_from_rcssservermj_monitor_scenes(shared_dir: Path) -> None:
+    state = MonitorState()
+    seen = []
+    for line in (shared_dir / 'captures/rcssservermj/monitor_rsmp.txt').read_text().splitlines():
+        parse_monitor_message(line, 'mujoco', state)
+        seen.append(state.ball)
+    assert seen[0] == pytest.approx((0.0, 0.0, 0.1097))  # full scene: on the centre spot
+    assert seen[-1] == pytest.approx((1.0, 2.0, 0.1094))  # moved by the trainer: a diff carries it
+    gs = '((gs 1 0)(time 1.0)(half 1)(score_left 0)(score_right 0)(play_mode 3)))'
+    still = '((RSMP 1 0)((gt 1 0)1.0)((sg 1 0)diff(nd(nd(nd(nd))))(nd(nd)))' + gs
+    assert parse_monitor_message(still, 'mujoco', MonitorState(ball=(1.0, 2.0, 0.1))).ball == (1.0, 2.0, 0.1)
+    slt = '(SLT 1 0 0 0 0 1 0 0 0 0 1 0 3 -4 0.11 1)'
+    moved = f'((RSMP 1 0)((gt 1 0)1.0)((sg 1 0)diff(nd(nd(nd TRF{slt}(nd))))(nd(nd)))'
+    assert parse_monitor_message(moved + gs, 'mujoco', MonitorState(ball=(1.0, 2.0, 0.1))).ball == (3.0, -4.0, 0.11)
+
+
+@pytest.mark.parametrize('robot', ROBOTS)
+@pytest.mark.parametrize('task', KICK_TASKS)
+def test_a_kick_candidate_is_a_skill_file_with_its_mirror(robot: str, task: str, tmp_path: Path) -> None:
+    space = kick_space(task, robot)
+    spec = robot_spec('mujoco', robot)
+    shipped = load_keyframe_skills(DATA_DIR / robot / f'kick_{space.skill}.yaml', spec)
+    again = load_keyframe_skills(space.write(space.x0(), tmp_path / 'x0'), spec)
+    assert [dataclasses.replace(s, source='') for s in again] == [dataclasses.replace(s, source='') for s in shipped]
+    for corner in (0.0, 1.0):  # the extremes stay within every joint's range, mirror included
+        written = space.write([corner] * len(space.names), tmp_path / f'c{corner}')
+        assert [s.name for s in load_keyframe_skills(written, spec)] == [s.name for s in shipped]
+        assert kick_setup(robot, space.skill, [str(written)]) == kick_setup(robot, space.skill)
+
+
+def test_the_nao_kick_space_takes_the_kicks_parameters_by_prefix() -> None:
+    try:
+        space = kick_space('kick-long', 'nao', 2)
+    except ConfigError as exc:  # the Nao's kick parameters are not shipped on this branch yet
+        assert 'kl_' in str(exc)
+        return
+    assert space.names and all(n.startswith('kl_') for n in space.names)
+    assert all(a <= s <= b for s, a, b in zip(space.start, space.lo, space.hi, strict=True))
+
+
+#: what the T1's quick kick must reach in the live test (m, median of 3): 10 trials measured a median of
+#: 0.47 m and a p10 of 0.15 m (docs/benchmarks.md#kick). Its long kick (median 6.5 m) falls every time, so
+#: it is not held to standing here yet.
+MIN_T1_QUICK_M = 0.15
+
+
+@pytest.mark.server
+def test_a_t1_at_its_kick_spot_kicks_the_ball_forwards_and_stays_on_its_feet() -> None:
+    pytest.importorskip('rcsssmj')
+    from robocup3d_tools.kick_tasks import run_kicks  # noqa: PLC0415
+    from robocup3d_tools.sim_session import SimSession  # noqa: PLC0415
+
+    with SimSession('T1') as session:
+        result = run_kicks(session, 'quick', trials=3, seed=3).as_dict()
+    assert result['distance_median'] >= MIN_T1_QUICK_M, result
+    for k in result['kicks']:
+        assert k['standing'] and not k['fell'] and not k['early'], result
+        assert k['contact_s'] is None or k['along'] > 0.0, result  # forwards
+
+
+def test_the_nao_kick_spot_comes_from_its_parameters(tmp_path: Path) -> None:
+    params = tmp_path / 'cand.txt'
+    params.write_text('kq_spot_x\t0.2\nkq_spot_y\t-0.03\n')
+    assert kick_setup('nao', 'quick', [str(params)], robot_type=1) == ((0.2, -0.03), 0.0)
+    spot, _ = kick_setup('nao', 'long')  # the shipped parameters, or the defaults without them
+    assert 0.1 < spot[0] < 0.3 and -0.15 < spot[1] < 0.0
