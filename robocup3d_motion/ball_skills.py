@@ -42,11 +42,15 @@ def to_robot(pose: tuple[float, float, float], x: float, y: float) -> tuple[floa
     return c * dx + s * dy, -s * dx + c * dy
 
 
-def kick_pose(ball: tuple[float, float], heading: float, spot: tuple[float, float]) -> tuple[float, float, float]:
-    """Where the robot stands (field x, y, yaw) to kick ``ball`` towards ``heading`` with the ball at ``spot``."""
-    c, s = math.cos(heading), math.sin(heading)
+def kick_pose(
+    ball: tuple[float, float], heading: float, spot: tuple[float, float], angle: float = 0.0
+) -> tuple[float, float, float]:
+    """Where the robot stands (field x, y, yaw) to kick ``ball`` towards ``heading`` with the ball at ``spot``,
+    for a kick that sends the ball ``angle`` rad off the robot's own heading."""
+    yaw = heading - angle
+    c, s = math.cos(yaw), math.sin(yaw)
     sx, sy = spot
-    return ball[0] - (c * sx - s * sy), ball[1] - (s * sx + c * sy), heading
+    return ball[0] - (c * sx - s * sy), ball[1] - (s * sx + c * sy), yaw
 
 
 @dataclass
@@ -228,7 +232,7 @@ class KickTask(Task):
         """The foot whose kick pose costs least to reach (the current one unless the other saves a margin)."""
         costs = {}
         for foot in ('right', 'left'):
-            gx, gy, _ = kick_pose(ball, heading, self.spec.spot(foot))
+            gx, gy, _ = kick_pose(ball, heading, self.spec.spot(foot), self.spec.angle(foot))
             dx, dy = gx - pose[0], gy - pose[1]
             turn = abs(wrap(math.atan2(dy, dx) - pose[2])) if math.hypot(dx, dy) > 0.3 else 0.0
             costs[foot] = math.hypot(dx, dy) + 0.2 * turn
@@ -249,6 +253,7 @@ class KickTask(Task):
         assert pose is not None
         heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
         foot = self.choose_foot(pose, ball, heading)
+        face = heading - self.spec.angle(foot)  # the heading that sends the ball at the target
         bx, by = to_robot(pose, *ball)
         sx, sy = self.spec.spot(foot)
         tol = self.spec.tolerance
@@ -256,7 +261,7 @@ class KickTask(Task):
         aligned = (
             abs(bx - sx) < k * tol.x
             and abs(by - sy) < k * tol.y
-            and abs(wrap(heading - pose[2])) < k * math.radians(tol.yaw_deg)
+            and abs(wrap(face - pose[2])) < k * math.radians(tol.yaw_deg)
         )
         if aligned:
             if v.walking and self.spec.stop:
@@ -269,12 +274,12 @@ class KickTask(Task):
             return Action(skill=self.spec.skill(foot))
         self._settle_since = None
         self.phase = 'approaching'
-        goal = kick_pose(ball, heading, (sx, sy))
+        goal = kick_pose(ball, heading, (sx, sy), self.spec.angle(foot))
         yaw_tol = math.radians(tol.yaw_deg)
         if lined_up(pose, goal, max(2.0 * tol.y, 0.05), 2.0 * yaw_tol) and math.hypot(bx - sx, by - sy) < FINE:
             # behind the spot on its line: the last centimetres in small steps forward
             x, y = to_robot(pose, goal[0], goal[1])
-            return Action(velocity=fine_velocity((x, y, wrap(heading - pose[2])), (tol.x, tol.y, yaw_tol)))
+            return Action(velocity=fine_velocity((x, y, wrap(face - pose[2])), (tol.x, tol.y, yaw_tol)))
         return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
 
 

@@ -48,7 +48,9 @@ class KickSpec(Section):
     stop: bool = True
     duration: Positive = 1.0
     distance: Model
+    angle_deg: Finite = 0.0  # where the ball goes off the robot's heading (right foot; the left mirrors it)
     direction_sd_deg: NonNegative = 5.0
+    fall_rate: NonNegative = 0.0  # share of these kicks the robot falls after, as measured
     measured: Text = ''
 
     def spot(self, foot: str) -> tuple[float, float]:
@@ -58,6 +60,11 @@ class KickSpec(Section):
 
     def skill(self, foot: str) -> str:
         return self.right if foot == 'right' else self.left
+
+    def angle(self, foot: str) -> float:
+        """Where ``foot``'s kick sends the ball off the robot's heading (rad)."""
+        a = math.radians(self.angle_deg)
+        return a if foot == 'right' else -a
 
     def predict(self, ball: tuple[float, float], heading: float) -> tuple[tuple[float, float], float, float]:
         """Where a kick of ``ball`` towards ``heading`` (rad) ends, mean; with its sd along and across (m)."""

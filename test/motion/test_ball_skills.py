@@ -300,3 +300,15 @@ def test_the_shipped_kicks_file_is_valid_and_names_existing_skills() -> None:
             known = set(core.skills)
         for name, k in bs.kicks.items():
             assert {k.right, k.left} <= known, f'{key}.{name}'
+
+
+def test_a_kick_that_goes_off_at_an_angle_is_aimed_by_turning_the_robot() -> None:
+    angled = SPEC.model_copy(update={'angle_deg': -25.0})
+    task = KickTask(1, 0.0, APPROACH, angled, 'long', (10.0, 0.0))
+    ball = (0.0, 0.0)
+    right = kick_pose(ball, 0.0, angled.spot('right'), angled.angle('right'))
+    assert right[2] == pytest.approx(math.radians(25.0))  # turned left so that the ball goes straight
+    assert to_robot(right, *ball) == pytest.approx(angled.spot('right'))
+    assert task.step(View(0.0, right, ball)).skill == 'KICK_R'
+    left = kick_pose(ball, 0.0, angled.spot('left'), angled.angle('left'))
+    assert left[2] == pytest.approx(math.radians(-25.0))
