@@ -34,6 +34,7 @@ TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots rep
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
 DECIDE_PERIOD = 0.2  # s of server time between decisions
+MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used
 
 
 class StrategyNode(Node):
@@ -48,7 +49,9 @@ class StrategyNode(Node):
         robot = self.declare_parameter('robot', '').value or ('T1' if server == 'mujoco' else 'nao')
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         kicks = self.declare_parameter('kicks_config', 'kicks.yaml').value
-        self.kicks = tuple(ball_skills_for(load_kicks_config(kicks), robot, robot_type, server).kicks)
+        skills = ball_skills_for(load_kicks_config(kicks), robot, robot_type, server)
+        # the kicks worth asking for: the kick model says the robot stays up after them
+        self.kicks = tuple(name for name, k in skills.kicks.items() if k.fall_rate <= MAX_FALL_RATE)
         #: play (decide and send motion tasks) once the world model gives a pose
         self.play = bool(self.declare_parameter('play', True).value)
         self.field = FIELDS.get(server, FIELDS['simspark'])
