@@ -293,7 +293,7 @@ class MotionCore:
             self.commander.stop()
             self._start(act.skill)
         elif act.walk_target is not None:
-            self.commander.set_target(*act.walk_target, t)
+            self.commander.set_target(*act.walk_target, t, turn_round=True)
         elif act.velocity is not None:
             self.commander.set_velocity(*act.velocity, t)
         elif act.stop:

@@ -46,14 +46,21 @@ class WalkCommander:
         self.cmd = (0.0, 0.0, 0.0)
         self.since: float | None = None
         self.target: list[float] | None = None
+        self.turn_round = False
 
     def set_velocity(self, vx: float, vy: float, wz: float, now: float) -> None:
         """A velocity in the robot frame (m/s, m/s, rad/s); replaces any target."""
         self.cmd, self.since, self.target = (vx, vy, wz), now, None
 
-    def set_target(self, x: float, y: float, yaw: float, now: float) -> None:
-        """A pose relative to the robot now (m, m, rad); replaces any velocity."""
+    def set_target(self, x: float, y: float, yaw: float, now: float, turn_round: bool = False) -> None:
+        """A pose relative to the robot now (m, m, rad); replaces any velocity.
+
+        ``turn_round``: a robot whose walk cannot step backwards turns to a target more than
+        :data:`BEHIND` m behind it and walks there (the ball-skill tasks, which re-plan every cycle);
+        otherwise it steps in place towards it as the walk allows.
+        """
         self.cmd, self.since, self.target = (0.0, 0.0, 0.0), now, [x, y, _wrap(yaw)]
+        self.turn_round = turn_round
 
     def active(self, now: float) -> bool:
         """A command is in force."""
@@ -87,7 +94,7 @@ class WalkCommander:
         # no faster than the walk can brake to a stop at the target (it slows by accel_x per step)
         brake = math.sqrt(2.0 * params.accel_x / max(params.period, 1e-3) * max(0.0, dist - self.reach))
         # far, or behind a robot that cannot step backwards: face the target and walk at it
-        if dist > self.near or (x < -BEHIND and params.min_vx >= 0.0):
+        if dist > self.near or (self.turn_round and x < -BEHIND and params.min_vx >= 0.0):
             bearing = math.atan2(y, x)
             # a dead band: the gait itself sways the heading by a few degrees every step
             wz = k * math.copysign(max(0.0, abs(bearing) - 0.15), bearing)  # no jump at the band's edge

@@ -408,7 +408,8 @@ def _beam_and_say(srv: ReplayServer, obs: Observer) -> None:
 def test_simspark_replay(tmp_path: Path, bridge_only: bool) -> None:
     """Values on every topic, the hello sequence, one reply per cycle, beam and say, on rcssserver3d."""
     lines = capture(SIMSPARK, 120)
-    extra = ['--bridge-only'] if bridge_only else []
+    # the full player without its world model: with one, its strategy would say its own team talk too
+    extra = ['--bridge-only'] if bridge_only else ['--no-world-model']
     run = replay(tmp_path, lines, 'simspark', extra, SIMSPARK_TOPICS, during=_beam_and_say)
     msgs = run.server.from_conn(1)
     assert_simspark_hello(msgs)

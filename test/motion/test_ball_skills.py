@@ -43,7 +43,7 @@ class Robot:
 
     def apply(self, act: Action) -> None:
         if act.walk_target is not None:
-            self.cmd.set_target(*act.walk_target, self.t)
+            self.cmd.set_target(*act.walk_target, self.t, turn_round=True)  # as the motion core sets tasks' targets
         elif act.velocity is not None:
             self.cmd.set_velocity(*act.velocity, self.t)
         elif act.stop:

@@ -300,9 +300,11 @@ def test_team_record_writes_a_bag_with_the_team_and_its_truth(tmp_path: Path) ->
                 cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
             )
         trainer.wait_for(lambda s: s.team_left == name, 90.0)
-        t0 = trainer.state.server_time
-        end = time.monotonic() + 120.0
-        while trainer.state.server_time - t0 < 5.0 and time.monotonic() < end:
+        t0, w0 = trainer.state.server_time, time.monotonic()
+        end = w0 + 120.0
+        # 5 s of server time, and 4 s of wall time for the recorder to find the topics (it looks once a
+        # second): an idle machine runs a sync-mode server through 5 s in about one
+        while (trainer.state.server_time - t0 < 5.0 or time.monotonic() - w0 < 4.0) and time.monotonic() < end:
             trainer.poll(0.2)
     finally:
         if team is not None:
