@@ -87,9 +87,11 @@ def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
         time.sleep(2.0)  # the recorder finds the player's topics (it looks once a second)
         trainer.poll(0.1)
         trainer.kick_off('Left')
-        t0 = trainer.state.server_time
-        end = time.monotonic() + 120.0
-        while trainer.state.server_time - t0 < 6.0 and time.monotonic() < end:
+        t0, w0 = trainer.state.server_time, time.monotonic()
+        end = w0 + 120.0
+        # 6 s of server time, and 6 s of wall time: on an idle machine a sync-mode server runs far ahead of
+        # the wall clock, and the recorder finds a topic up to a second after it appears
+        while (trainer.state.server_time - t0 < 6.0 or time.monotonic() - w0 < 6.0) and time.monotonic() < end:
             trainer.poll(0.2)
     finally:
         if recorder is not None:
