@@ -16,6 +16,7 @@ non-finite or huge numbers.
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import select
@@ -32,7 +33,7 @@ from pathlib import Path
 from robocup3d_bridge.framing import frame
 from robocup3d_bridge.protocol import WIRE_MAX
 from robocup3d_description.robots import robot_spec
-from robocup3d_tools.servers import stop_process
+from robocup3d_tools.servers import END_WITH_PARENT, stop_process
 
 __all__ = ['CAPTURE_SETS', 'MUTATIONS', 'FakeServer', 'FuzzFigures', 'Mutator', 'load_lines', 'rss_mb', 'start_player']
 
@@ -354,8 +355,9 @@ def start_player(dialect: str, port: int, log: Path, extra: Sequence[str] = (), 
     """Start ``python -m robocup3d_tools.player`` against ``port`` (its output goes to ``log``)."""
     cmd = [sys.executable, '-m', 'robocup3d_tools.player', '--server', dialect, '--port', str(port)]
     cmd += ['--team', 'Fuzz', '--unum', '1', *extra]
+    env = dict(os.environ, **{END_WITH_PARENT: '1'})  # the player ends with this process, however it ends
     with open(log, 'ab') as out:
-        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env, start_new_session=True)
 
 
 def rss_mb(pid: int) -> float:
