@@ -172,7 +172,9 @@ def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bo
 
     From the installed defaults (``<prefix>/share/simspark/spark.rb``, ``share/rcssserver3d/rcssserver3d.rb``):
     the simulation single-threaded (0.7.3 with Ruby 3 crashes when a monitor connects otherwise);
-    ``sync``: the agent control in sync mode and single-threaded (sync mode needs it);
+    the agent control single-threaded (sync mode needs it, and with a thread per agent 0.7.3 died of a
+    ``boost::lock_error`` in ``AgentThread`` when 11 players left at once on a loaded machine);
+    ``sync``: the agent control in sync mode;
     ``realtime`` off: no timer, the simulation runs as fast as the agents answer. The user's own
     ``~/.simspark`` is neither read nor changed.
     """
@@ -180,7 +182,7 @@ def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bo
     settings = {
         '$serverMultiThreadedMode': 'false',
         '$agentSyncMode': 'true' if sync else 'false',
-        '$threadedAgentControl': 'false' if sync else 'true',
+        '$threadedAgentControl': 'false',
     }
     dot = run_dir / '.simspark'
     dot.mkdir(exist_ok=True)
