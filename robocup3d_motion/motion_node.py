@@ -92,6 +92,11 @@ def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, o
     return out
 
 
+def _same_task(a: GoTo | Kick | Dribble, b: GoTo | Kick | Dribble) -> bool:
+    """Whether two requests ask for the same task (their ids aside)."""
+    return a.model_copy(update={'id': 0}) == b.model_copy(update={'id': 0})
+
+
 class MotionCore:
     """Everything but ROS: skill selection, fall handling, balance. Times in server seconds."""
 
@@ -181,9 +186,10 @@ class MotionCore:
         # tasks (go to, kick, dribble) and what they read of the world model
         self.ball_skills = ball_skills or BallSkills()
         self.task: Task | None = None
+        self._task_request: GoTo | Kick | Dribble | None = None  # the request the running task came from
         self._pose: tuple[float, float, float, float] | None = None  # x, y, yaw, server time
         self._ball: tuple[float, float, float] | None = None  # x, y, server time
-        self._last_ball: tuple[float, float, float] | None = None  # the last estimate, however vague
+        self._seen_ball: tuple[float, float, float] | None = None  # the last good estimate (x, y, t)
 
     # -- inputs
     def on_imu(
@@ -235,7 +241,15 @@ class MotionCore:
         return why
 
     def _start_task(self, req: GoTo | Kick | Dribble) -> str:
-        """A task from a typed request, replacing the running one; '' or why it was refused."""
+        """A task from a typed request, replacing the running one; '' or why it was refused.
+
+        The same request again (a strategy refreshing it) keeps the running task and its
+        progress; the task takes the new request's ``id``.
+        """
+        running = self.task is not None and not self.task.over
+        if running and self._task_request is not None and _same_task(req, self._task_request):
+            self.task.id, self._task_request = req.id, req
+            return ''
         if self.walk is None:
             self.error = f'{req.kind} refused: {self.robot.name} has no walk in walk.yaml'
             return self.error
@@ -256,7 +270,7 @@ class MotionCore:
             task = GoToTask(req.id, t, bs.approach, (req.x, req.y, req.theta))
         if self.task is not None and not self.task.over:
             self.task.end('cancelled', f'replaced by {req.kind} {req.id}')
-        self.task = task
+        self.task, self._task_request = task, req
         self._stand_asked = False
         return ''
 
@@ -268,8 +282,9 @@ class MotionCore:
     def on_ball(self, t: float, x: float, y: float, sigma: float) -> None:
         """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` counts as none."""
         if all(math.isfinite(v) for v in (t, x, y, sigma)):
-            self._last_ball = (x, y, t)
             self._ball = (x, y, t) if sigma <= self.ball_skills.approach.lost_sigma else None
+            if self._ball is not None:
+                self._seen_ball = self._ball
 
     def _view(self, t: float) -> View:
         pose = self._pose
@@ -466,8 +481,11 @@ class MotionCore:
         return cmd
 
     def _look(self, t: float) -> dict[str, float]:
-        """Neck targets towards the last ball estimate (up to ``LOOK_AGE`` s old); {} without one."""
-        pose, ball = self._pose, self._last_ball
+        """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old); {} (ahead) without one.
+
+        A vaguer estimate is where the ball was, not where it is: the head stops staring at it.
+        """
+        pose, ball = self._pose, self._seen_ball
         if pose is None or ball is None or t - ball[2] > LOOK_AGE:
             return {}
         return self.head.look_at(*to_robot(pose[:3], ball[0], ball[1]))

@@ -1,7 +1,7 @@
 """What each player does: a role per player, each role a small behaviour (pure Python).
 
-Inputs are a :class:`Situation`: the world model's pose, ball and teammates (team frame, our
-goal at -x), the game state and what motion reports. The output is a motion task
+Inputs are a :class:`Situation`: the world model's pose, ball, teammates and opponents (team
+frame, our goal at -x), the game state and what motion reports. The output is a motion task
 (:mod:`robocup3d_motion.requests`) or ``None`` (carry on). Roles, as UT Austin Villa's base
 team and FC Portugal's assign them:
 
@@ -9,12 +9,17 @@ team and FC Portugal's assign them:
   ball that comes into its area;
 * the **striker** (on the ball) is the field player nearest the ball
   (:func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
-  :data:`MATE_AGE` or fallen do not count): it kicks the ball towards the opponents' goal
-  (dribbles it where the robot has no kick), on kick-offs to the side (no direct goal from a
-  kick-off), and keeps :data:`SET_PLAY_DISTANCE` from the ball in the opponents' set plays;
+  :data:`MATE_AGE` or fallen do not count): it shoots, passes, clears or dribbles
+  (:mod:`robocup3d_strategy.on_ball`), takes our set plays without a direct shot, and keeps
+  :data:`SET_PLAY_DISTANCE` from the ball in the opponents' set plays;
 * the others take the role places of ``config/roles.yaml`` (supporter, defenders, wings,
   forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
   kept clear of the ball; without a roles file, their formation place moved with the ball.
+
+**No double touch.** The player who took our set play may not touch the ball again until
+another player has (RCSSServerMJ gives the opponents a free kick for it): every player keeps
+it off the ball (:class:`Decider`) until another robot came within :data:`TOUCH` of the ball,
+or for :data:`RETOUCH_BAN` s at most.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, MotionRequest, SkillRequest
+from robocup3d_strategy.on_ball import Choice, KickReach, choose_on_ball, far_kick
 from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
 __all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
@@ -33,6 +39,9 @@ SET_PLAY_DISTANCE = 2.5  # m from the ball in the opponents' set plays
 SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
 REFRESH = 2.0  # s: the same request is sent again after this long
+SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
+TOUCH = 0.35  # m: a robot this near the ball may have touched it
+RETOUCH_BAN = 20.0  # s at most a set play's taker is kept off the ball
 
 
 @dataclass(frozen=True)
@@ -77,10 +86,12 @@ class Situation:
     home: tuple[float, float, float]
     field: Field = field(default_factory=Field)
     mates: tuple[Mate, ...] = ()
-    kicks: tuple[str, ...] = ()  # the kicks this robot has (config/kicks.yaml)
+    kicks: tuple[KickReach, ...] = ()  # the kicks this robot has (config/kicks.yaml)
+    opponents: tuple[tuple[float, float], ...] = ()  # opponents seen or heard lately
     fallen: bool = False
     roles: ServerRoles | None = None  # role places (config/roles.yaml) for this server
     place: tuple[float, float] | None = None  # the role place assigned to this player (set by assign)
+    banned: int | None = None  # the set play's taker, kept off the ball (no double touch)
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -122,7 +133,8 @@ def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
     if s.ball is None or s.pose is None or s.fallen:
         return 'supporter', on_ball
     players = field_players(s)
-    on_ball = on_ball_player(players, s.ball, on_ball)
+    candidates = {u: p for u, p in players.items() if u != s.banned} or players
+    on_ball = on_ball_player(candidates, s.ball, on_ball)
     if on_ball == s.unum:
         return 'striker', on_ball
     if s.roles is not None:
@@ -140,47 +152,56 @@ def choose_role(s: Situation, was_striker: bool) -> str:
 
 
 class Striker:
-    """Takes the ball towards the opponents' goal."""
+    """Plays the ball: shoots, passes, clears or dribbles (:func:`choose_on_ball`)."""
 
-    def act(self, s: Situation) -> MotionRequest | None:
+    def act(self, s: Situation) -> Choice | None:
         if s.ball is None:
             return None
         if s.phase == 'theirs':  # keep away, between the ball and our goal
             bx, by = s.ball
             d = math.hypot(bx + s.field.length / 2.0, by) or 1.0
             x, y = bx - SET_PLAY_DISTANCE * (bx + s.field.length / 2.0) / d, by - SET_PLAY_DISTANCE * by / d
-            return GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x))
-        goal = s.field.their_goal
-        if s.phase == 'ours' and abs(s.ball[0]) < 1.0 and abs(s.ball[1]) < 1.0:  # kick-off: no direct goal
-            goal = (s.ball[0] + 4.0, math.copysign(6.0, s.home[1] or 1.0))
-        if 'long' in s.kicks:
-            return Kick(target=goal, kick='long')
-        return Dribble(target=goal)
+            return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'keep the distance')
+        mates = {u: p for u, p in field_players(s).items() if u != s.unum}
+        return choose_on_ball(
+            s.ball,
+            (s.field.length / 2.0, s.field.width / 2.0),
+            s.field.goal_width,
+            s.kicks,
+            mates,
+            s.opponents,
+            set_play=s.phase == 'ours',
+            kick_off_side=s.home[1] or 1.0,
+        )
 
 
 class Goalie:
     """Guards the goal; clears a ball in its area."""
 
-    def act(self, s: Situation) -> MotionRequest | None:
+    def act(self, s: Situation) -> Choice | None:
         line_x = -s.field.length / 2.0 + 0.4
         if s.ball is None:
-            return GoTo(x=line_x, y=0.0, theta=0.0)
+            return Choice(GoTo(x=line_x, y=0.0, theta=0.0), 'guard')
         bx, by = s.ball
         if bx < line_x + 3.0 and abs(by) < s.field.goal_width + 1.5 and s.phase in ('play_on', 'ours'):
             away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
-            return Kick(target=away, kick='long') if 'long' in s.kicks else Dribble(target=away)
+            kick = far_kick(s.kicks)
+            return Choice(Kick(target=away, kick=kick.name) if kick is not None else Dribble(target=away), 'clear')
         half = s.field.goal_width / 2.0
         y = max(-half, min(half, by * 0.3))
-        return GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x))
+        return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'guard')
 
 
 class Supporter:
-    """Holds its formation place, moved with the ball and kept clear of it."""
+    """Holds its formation place, moved with the ball and kept clear of it; looks for a lost ball."""
 
-    def act(self, s: Situation) -> MotionRequest | None:
+    def act(self, s: Situation) -> Choice | None:
         hx, hy, _ = s.home
         if s.ball is None:
-            return GoTo(x=hx, y=hy, theta=0.0)
+            if s.pose is not None:  # turn on the spot until the ball is seen again
+                x, y, yaw = s.pose
+                return Choice(GoTo(x=x, y=y, theta=math.remainder(yaw + SEARCH_TURN, math.tau)), 'search')
+            return Choice(GoTo(x=hx, y=hy, theta=0.0), 'home')
         bx, by = s.ball
         if s.place is not None:
             x, y = s.place
@@ -191,7 +212,7 @@ class Supporter:
         if d < clear:  # out of the striker's way
             k = clear / max(d, 1e-3)
             x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
-        return GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x))
+        return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'support')
 
 
 ROLES = {'goalie': Goalie(), 'striker': Striker(), 'supporter': Supporter()}
@@ -219,11 +240,16 @@ class Decider:
 
     def __init__(self) -> None:
         self.role = 'supporter'
+        self.reason = ''  # why the last request: shoot, pass 4, dribble, support, ...
         self.on_ball: int | None = None  # who holds the ball, as this player sees it
         self.last: MotionRequest | None = None
         self.sent_at = -math.inf
         self.next_id = 1
         self._idle = False
+        self._phase = 'before'
+        self._spot: tuple[float, float] | None = None  # the ball in our set play
+        self.taker: int | None = None  # our set play's taker, kept off the ball (no double touch)
+        self._taken_at = -math.inf
 
     def decide(self, s: Situation, now: float, task: dict | None = None) -> MotionRequest | None:
         """The request to send now, or None; ``task``: ``motion_state``'s task."""
@@ -233,10 +259,13 @@ class Decider:
             self._idle, self.last = True, None
             return SkillRequest(name='stand')
         self._idle = False
+        self._watch_set_play(s, now)
+        s.banned = self.taker
         self.role, self.on_ball = assign(s, self.on_ball)
-        req = ROLES[self.role].act(s)
-        if req is None:
+        choice = ROLES[self.role].act(s)
+        if choice is None:
             return None
+        req, self.reason = choice.request, choice.reason
         ours = task is not None and self.last is not None and task.get('id') == self.last.id
         finished = ours and task.get('phase') in ('done', 'failed', 'cancelled')
         if same_request(self.last, req) and not finished and now - self.sent_at < REFRESH:
@@ -245,3 +274,25 @@ class Decider:
         self.next_id += 1
         self.last, self.sent_at = req, now
         return req
+
+    def _watch_set_play(self, s: Situation, now: float) -> None:
+        """Who took our set play, kept off the ball until someone else has touched it (see the module doc)."""
+        if s.phase == 'ours' and s.ball is not None:
+            self._spot = s.ball
+        if self._phase == 'ours' and s.phase == 'play_on':
+            self.taker, self._taken_at = self.on_ball, now
+        self._phase = s.phase
+        if self.taker is None:
+            return
+        others = [(m.x, m.y) for m in s.mates if m.unum != self.taker and m.age <= MATE_AGE]
+        if s.pose is not None and s.unum != self.taker:
+            others.append((s.pose[0], s.pose[1]))
+        others.extend(s.opponents)
+        untouched = s.ball is not None and self._spot is not None and _dist(s.ball, self._spot) < 0.25
+        if (
+            s.phase != 'play_on'
+            or now - self._taken_at > RETOUCH_BAN
+            or (s.ball is not None and any(_dist(p, s.ball) < TOUCH for p in others))
+            or (untouched and now - self._taken_at > 3.0)
+        ):
+            self.taker = None

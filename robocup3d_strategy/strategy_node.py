@@ -3,6 +3,9 @@
 It beams the player to its formation place whenever the rules allow a beam, and, once the
 world model gives it a pose, plays: every :data:`DECIDE_PERIOD` s of server time it takes a
 role and asks motion for a task (:mod:`robocup3d_strategy.decision`) on ``motion_request``.
+``strategy_state`` (latched JSON) says what it is up to when that changes: phase, role, the
+reason of the last request (``shoot``, ``pass 4``, ``dribble``, ``support``, ...), who is on
+the ball, the set play's taker and whether the ball is known.
 It also speaks for the player: in its slot (``team_talk.is_my_slot``) it says the
 world model's pose and ball (``pose``, ``ball``, the last ``vision/ball`` sighting)
 as one ``team_talk`` message on ``say``, while the pose is certain enough.
@@ -24,8 +27,9 @@ from robocup3d_bridge import team_talk
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
-from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, phase_of
+from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
 from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
+from robocup3d_strategy.on_ball import KickReach
 from robocup3d_strategy.roles import load_roles
 
 __all__ = ['StrategyNode', 'main']
@@ -34,7 +38,7 @@ TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots rep
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
 DECIDE_PERIOD = 0.2  # s of server time between decisions
-MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used
+MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 
 
 class StrategyNode(Node):
@@ -50,8 +54,11 @@ class StrategyNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         kicks = self.declare_parameter('kicks_config', 'kicks.yaml').value
         skills = ball_skills_for(load_kicks_config(kicks), robot, robot_type, server)
-        # the kicks worth asking for: the kick model says the robot stays up after them
-        self.kicks = tuple(name for name, k in skills.kicks.items() if k.fall_rate <= MAX_FALL_RATE)
+        # the kicks and what the kick model says of them; one the robot falls after is only for shots and clears
+        self.kicks = tuple(
+            KickReach(name, k.distance.mean, k.distance.sd, falls=k.fall_rate > MAX_FALL_RATE)
+            for name, k in skills.kicks.items()
+        )
         #: play (decide and send motion tasks) once the world model gives a pose
         self.play = bool(self.declare_parameter('play', True).value)
         self.field = FIELDS.get(server, FIELDS['simspark'])
@@ -59,11 +66,14 @@ class StrategyNode(Node):
         self.decider = Decider()
         self._pose: tuple[float, float, float] | None = None
         self._mates: tuple[Mate, ...] = ()
+        self._opponents: tuple[tuple[float, float], ...] = ()
         self._task: dict | None = None
         self._fallen = False
         self._decided_at = -1e9
         self.side: str | None = None
         self.pub_request = self.create_publisher(String, 'motion_request', 10)
+        self.pub_state = self.create_publisher(String, 'strategy_state', LATCHED)
+        self._state: tuple | None = None
         self.create_subscription(String, 'players', self._on_players, 1)
         self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
@@ -109,10 +119,16 @@ class StrategyNode(Node):
     def _on_players(self, msg: String) -> None:
         try:
             data = json.loads(msg.data)
+            players = data.get('players', ())
             self._mates = tuple(
                 Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)))
-                for p in data.get('players', ())
+                for p in players
                 if p.get('teammate') and isinstance(p.get('unum'), int)
+            )
+            self._opponents = tuple(
+                (float(p['x']), float(p['y']))
+                for p in players
+                if not p.get('teammate') and float(p.get('age', 0.0)) <= MATE_AGE
             )
         except (ValueError, TypeError, KeyError, AttributeError):
             self.get_logger().error('players is not the JSON the world model sends; ignored', throttle_duration_sec=5.0)
@@ -137,13 +153,20 @@ class StrategyNode(Node):
             home=self.home,
             field=self.field,
             mates=self._mates,
+            opponents=tuple(o for o in self._opponents if math.isfinite(o[0]) and math.isfinite(o[1])),
             kicks=self.kicks,
             fallen=self._fallen,
             roles=self.roles,
         )
-        req = self.decider.decide(situation, now, self._task)
+        d = self.decider
+        req = d.decide(situation, now, self._task)
         if req is not None:
             self.pub_request.publish(String(data=req.to_text()))
+        state = (situation.phase, d.role, d.reason, d.on_ball, d.taker, situation.ball is not None)
+        if state != self._state:  # what the player is up to, for users and tests
+            self._state = state
+            keys = ('phase', 'role', 'reason', 'on_ball', 'taker', 'ball_known')
+            self.pub_state.publish(String(data=json.dumps({'time': now, **dict(zip(keys, state, strict=True))})))
 
     def _ball_fresh(self, now: float) -> bool:
         """The world model's ball is good enough to play (seen by us or heard from a teammate)."""

@@ -113,6 +113,7 @@ class SimSession:
         self.cycles = 0
         self.drive_started = 0.0  # server time (s) of the last drive's first command
         self.state: dict = {}
+        self.strategy: dict = {}  # the player's strategy_state, when it plays
         self._game_time: float | None = None  # simspark: last game time seen
         self._truth_pending = False
         self.ball: tuple[float, float, float] | None = None  # simspark: ball position (m) in the last full scene
@@ -200,6 +201,7 @@ class SimSession:
         if not self.simspark:
             self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
         self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
+        self.node.create_subscription(String, f'{ns}/strategy_state', self._on_strategy, LATCHED)
         self.pub_cmd = self.node.create_publisher(Twist, f'{ns}/cmd_vel', 1)
         self.pub_target = self.node.create_publisher(PoseStamped, f'{ns}/walk_target', 1)
         self.pub_request = self.node.create_publisher(String, f'{ns}/motion_request', 10)
@@ -258,6 +260,12 @@ class SimSession:
             self.state = json.loads(msg.data)
         except ValueError:
             pass
+
+    def _on_strategy(self, msg: object) -> None:
+        try:
+            self.strategy = json.loads(msg.data)
+        except ValueError:
+            self.strategy = {'error': msg.data[:200]}
 
     def spin_until(self, pred: Callable[[], bool], timeout: float, what: str = '') -> bool:
         """Spin until ``pred()``; raise ``TimeoutError(what)`` (or return False) after ``timeout`` s."""

@@ -270,6 +270,17 @@ def test_the_core_refuses_a_bad_task_and_keeps_the_one_it_had() -> None:
     assert core.error == why
 
 
+def test_the_same_request_again_keeps_the_running_task_and_its_progress() -> None:
+    core = _core()
+    core.request(Dribble(target=(3.0, 0.0), id=1).to_text())
+    task = core.task
+    task.phase = 'dribbling'  # under way
+    assert core.request(Dribble(target=(3.0, 0.0), id=2).to_text()) == ''  # a strategy's refresh
+    assert core.task is task and task.id == 2 and task.phase == 'dribbling'
+    core.request(Dribble(target=(3.0, 1.0), id=3).to_text())  # a new target: a new task
+    assert core.task is not task and task.phase == 'cancelled' and core.task.id == 3
+
+
 def test_the_core_refuses_a_kick_whose_skills_the_robot_lacks() -> None:
     core = _core({'long': SPEC})
     why = core.request(Kick(target=(3.0, 0.0)).to_text())

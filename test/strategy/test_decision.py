@@ -10,13 +10,28 @@ import pytest
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
 from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, assign, choose_role, phase_of
+from robocup3d_strategy.on_ball import KickReach
 from robocup3d_strategy.roles import load_roles, scram
 
 FIELD = FIELDS['mujoco']
+T1_LONG = KickReach('long', 16.4, 1.3, falls=True)  # config/kicks.yaml's T1 kicks
+T1_QUICK = KickReach('quick', 0.41, 0.08)
 
 
-def situation(unum: int = 3, pose=(-2.0, 0.0, 0.0), ball=(0.0, 0.0), mates=(), phase='play_on', kicks=('long',)):
-    return Situation(unum, phase, pose, ball, home=(-5.0, 2.0, 0.0), field=FIELD, mates=tuple(mates), kicks=kicks)
+def situation(
+    unum: int = 3, pose=(-2.0, 0.0, 0.0), ball=(0.0, 0.0), mates=(), phase='play_on', kicks=(T1_LONG,), opponents=()
+):
+    return Situation(
+        unum,
+        phase,
+        pose,
+        ball,
+        home=(-5.0, 2.0, 0.0),
+        field=FIELD,
+        mates=tuple(mates),
+        kicks=kicks,
+        opponents=tuple(opponents),
+    )
 
 
 @pytest.mark.parametrize(
@@ -50,11 +65,12 @@ def test_the_closest_field_player_strikes_and_keeps_the_ball_against_a_near_tie(
     assert choose_role(situation(ball=None), was_striker=True) == 'supporter'
 
 
-def test_the_striker_kicks_at_their_goal_or_dribbles_without_a_kick() -> None:
-    d = Decider()
-    req = d.decide(situation(), 0.0)
+def test_the_striker_shoots_in_reach_of_its_kick_and_dribbles_at_the_goal_out_of_it() -> None:
+    req = Decider().decide(situation(pose=(12.0, 0.0, 0.0), ball=(14.0, 0.0)), 0.0)
     assert isinstance(req, Kick) and req.target == FIELD.their_goal and req.kick == 'long'
-    req = Decider().decide(situation(kicks=()), 0.0)
+    req = Decider().decide(situation(), 0.0)  # 27.5 m out: the 16 m kick does not reach
+    assert isinstance(req, Dribble) and req.target == FIELD.their_goal
+    req = Decider().decide(situation(pose=(12.0, 0.0, 0.0), ball=(14.0, 0.0), kicks=()), 0.0)
     assert isinstance(req, Dribble) and req.target == FIELD.their_goal
 
 
@@ -78,6 +94,29 @@ def test_supporters_keep_clear_of_the_ball_and_the_goalie_guards_the_line() -> N
     assert isinstance(req, Kick) and req.target[0] == 0.0  # cleared to the side
 
 
+def test_the_set_play_taker_keeps_off_the_ball_until_another_player_touches_it() -> None:
+    d = Decider()
+    mate = Mate(4, -3.0, 2.0)
+    first = d.decide(situation(phase='ours', pose=(-0.3, 0.0, 0.0), mates=[mate]), 0.0)
+    assert d.role == 'striker' and isinstance(first, Kick) and abs(first.target[1]) > 3.0  # no direct shot
+    # the server plays on: the ball is 1 m away, still nearest to us, but we took the kick
+    kicked = situation(pose=(-0.2, 0.0, 0.0), ball=(1.0, 0.3), mates=[mate])
+    d.decide(kicked, 0.4)
+    assert d.taker == 3 and d.role == 'supporter'
+    d.decide(kicked, 5.0)
+    assert d.role == 'supporter'
+    # the teammate reaches the ball: it is his touch, and we may play again
+    d.decide(situation(pose=(-0.2, 0.0, 0.0), ball=(1.0, 0.3), mates=[Mate(4, 1.2, 0.3)]), 6.0)
+    assert d.taker is None
+    d.decide(situation(pose=(0.8, 0.3, 0.0), ball=(1.0, 0.3), mates=[Mate(4, 3.0, 3.0)]), 6.2)
+    assert d.role == 'striker'
+    # a teammate's view is the same: it takes the ball while the taker may not
+    other = Decider()
+    other.decide(situation(unum=4, phase='ours', pose=(-3.0, 2.0, 0.0), mates=[Mate(3, -0.3, 0.0)]), 0.0)
+    other.decide(situation(unum=4, pose=(-3.0, 2.0, 0.0), ball=(1.0, 0.3), mates=[Mate(3, -0.2, 0.0)]), 0.4)
+    assert other.taker == 3 and other.role == 'striker'
+
+
 def test_requests_go_out_when_new_or_when_motion_is_done_with_the_last() -> None:
     d = Decider()
     first = d.decide(situation(), 0.0)
@@ -88,7 +127,7 @@ def test_requests_go_out_when_new_or_when_motion_is_done_with_the_last() -> None
     assert again is not None and again.id == 2
     assert d.decide(situation(), 0.6 + 2.1) is not None  # refreshed
     moved = d.decide(situation(ball=(3.0, 0.0), pose=(2.0, 0.0, 0.0)), 5.0)
-    assert moved is None or isinstance(moved, Kick)
+    assert moved is None or isinstance(moved, Dribble)
 
 
 def test_before_kick_off_the_player_stands_once() -> None:
@@ -133,7 +172,7 @@ def test_every_player_reaches_the_same_assignment_from_the_same_picture() -> Non
     picks = {}
     for unum, (x, y) in team.items():
         mates = [Mate(u, *p) for u, p in reversed(list(team.items())) if u != unum]  # any order
-        s = Situation(unum, 'play_on', (x, y, 0.0), ball, (x, y, 0.0), FIELD, tuple(mates), ('long',), roles=roles)
+        s = Situation(unum, 'play_on', (x, y, 0.0), ball, (x, y, 0.0), FIELD, tuple(mates), (T1_LONG,), roles=roles)
         role, on_ball = assign(s, None)
         picks[unum] = (role, on_ball, s.place)
     assert {on_ball for _, on_ball, _ in picks.values()} == {7}  # all agree who is on the ball
@@ -147,3 +186,12 @@ def test_a_fallen_or_stale_teammate_gets_no_place() -> None:
     mates = (Mate(4, 0.0, 0.0, fallen=True), Mate(5, 1.0, 0.0, age=9.0))
     s = Situation(3, 'play_on', (-10.0, 0.0, 0.0), (0.5, 0.0), (-10.0, 0.0, 0.0), FIELD, mates, (), roles=roles)
     assert assign(s, None)[:2] == ('striker', 3)  # the nearer ones do not count
+
+
+def test_a_player_that_lost_the_ball_turns_to_find_it() -> None:
+    d = Decider()
+    req = d.decide(situation(pose=(3.0, 1.0, 0.5), ball=None), 0.0)
+    assert isinstance(req, GoTo) and (req.x, req.y) == (3.0, 1.0) and req.theta == pytest.approx(2.0)
+    assert d.reason == 'search'
+    turned = d.decide(situation(pose=(3.0, 1.0, 2.0), ball=None), 0.2)
+    assert isinstance(turned, GoTo) and turned.theta == pytest.approx(math.remainder(3.5, math.tau))

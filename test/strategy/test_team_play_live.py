@@ -30,5 +30,5 @@ def test_the_goalie_moves_to_cover_a_ball_near_our_goal(tmp_path: Path) -> None:
         while (s.cycles - start) * 0.02 < 40.0 and not covered:
             s.wait_cycles(25)
             covered = s.pose is not None and s.pose.y > 0.5 and s.pose.x < -25.0
-        assert covered, f'goalie at {s.pose}, motion {s.state.get("task")}'
+        assert covered, f'goalie at {s.pose}, motion {s.state.get("task")}, strategy {s.strategy}'
         assert s.pose.up > 0.5

@@ -1,0 +1,219 @@
+"""What the player on the ball does with it: shoot, pass, clear or dribble (pure Python).
+
+The on-ball player, in the team frame (their goal at +x), weighs, in this order:
+
+1. **clear** when the ball is in our third and an opponent is near it: kick it (any kick, a fall
+   too) forwards and out to the ball's side, or dribble it that way;
+2. **shoot** when a kick reaches past the goal line (its mean distance less one sd) and the lane
+   from the ball to a point of the goal mouth is free of robots; the point with the widest lane is
+   taken. A kick the robot falls after is fine for a shot;
+3. **pass** with a kick the robot stays up after, to a teammate ahead of the ball who is free
+   (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
+   of him, when the kick's distance fits the pass;
+4. **dribble** otherwise: at the goal, or, with an opponent in the way, past him on the side with
+   more room.
+
+A set play of ours (``set_play``) never shoots: no direct goal from a kick-off or an indirect
+free kick; the taker passes, or kicks to the side and ahead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from robocup3d_motion.requests import Dribble, Kick, MotionRequest
+
+__all__ = ['Choice', 'KickReach', 'choose_on_ball', 'far_kick', 'lane_clearance', 'shot_points']
+
+Point = tuple[float, float]
+
+LANE_RADIUS = 0.5  # m: a robot nearer than this to the ball's path blocks it
+FREE_RADIUS = 1.5  # m: a receiver with no opponent this near is free
+MIN_PASS = 1.5  # m: a shorter pass is no pass
+LEAD = 0.6  # m ahead of the receiver (towards their goal) the pass goes
+PASS_GAIN = 1.0  # m a pass must carry the ball towards their goal (more than a dribble would)
+PRESSURE = 1.2  # m: an opponent this near the ball presses it
+CLEAR_ZONE = 1.0 / 3.0  # share of the field length, from our goal line, where we clear
+DRIBBLE_LOOK = 2.5  # m ahead an opponent is in the dribble's way
+DRIBBLE_SWERVE = math.radians(40.0)  # how far off the line to the goal the dribble goes round him
+FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
+POST_MARGIN = 0.35  # m inside the posts a shot aims at most
+
+
+@dataclass(frozen=True)
+class KickReach:
+    """One kick as the decisions see it: how far it sends the ball, and whether the robot falls after it."""
+
+    name: str
+    distance: float  # m, mean
+    sd: float = 0.0
+    falls: bool = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A request and why: ``shoot``, ``pass 4``, ``clear``, ``dribble``, ``set play to the side``, or a role's own."""
+
+    request: MotionRequest
+    reason: str
+
+
+def _dist(a: Point, b: Point) -> float:
+    return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def lane_clearance(a: Point, b: Point, robots: Sequence[Point]) -> float:
+    """The least distance of any of ``robots`` from the segment ``a``-``b`` (inf without robots).
+
+    Robots behind ``a`` (the kicker's side) do not count: the ball leaves them behind.
+    """
+    sx, sy = b[0] - a[0], b[1] - a[1]
+    seg2 = sx * sx + sy * sy
+    best = math.inf
+    for rx, ry in robots:
+        ax, ay = rx - a[0], ry - a[1]
+        u = (ax * sx + ay * sy) / seg2 if seg2 > 1e-12 else 0.0
+        if u <= 0.0:
+            continue
+        u = min(u, 1.0)
+        best = min(best, math.hypot(ax - u * sx, ay - u * sy))
+    return best
+
+
+def shot_points(goal_x: float, goal_width: float, n: int = 5) -> list[Point]:
+    """``n`` points across the goal mouth, :data:`POST_MARGIN` inside the posts, centre first."""
+    half = max(0.0, goal_width / 2.0 - POST_MARGIN)
+    ys = [half * (2.0 * i / (n - 1) - 1.0) for i in range(n)] if n > 1 else [0.0]
+    return [(goal_x, y) for y in sorted(ys, key=abs)]
+
+
+def _reaches(k: KickReach, d: float) -> bool:
+    """The kick carries the ball at least ``d`` m (its mean less one sd)."""
+    return k.distance - k.sd >= d
+
+
+def _fits(k: KickReach, d: float) -> bool:
+    """The kick's distance suits a pass of ``d`` m (at least :data:`MIN_PASS`): it ends within a third of it."""
+    return d >= MIN_PASS and abs(k.distance - d) <= d / 3.0
+
+
+def _shoot(ball: Point, goal: tuple[float, float], kicks: Sequence[KickReach], robots: Sequence[Point]):
+    goal_x, width = goal
+    best: tuple[float, Point, KickReach] | None = None
+    for p in shot_points(goal_x, width):
+        d = _dist(ball, p) + 0.5  # over the line
+        usable = [k for k in kicks if _reaches(k, d)]
+        if not usable:
+            continue
+        lane = lane_clearance(ball, p, robots)
+        if lane < LANE_RADIUS:
+            continue
+        kick = min(usable, key=lambda k: (k.falls, k.distance))  # stay up if we can, then the gentlest
+        if best is None or lane > best[0] + 1e-9:
+            best = (lane, p, kick)
+    return best
+
+
+def _pass(
+    ball: Point,
+    kicks: Sequence[KickReach],
+    mates: Mapping[int, Point],
+    opponents: Sequence[Point],
+    robots: Sequence[Point],
+    min_gain: float,
+):
+    best: tuple[float, int, Point, KickReach] | None = None
+    upright = [k for k in kicks if not k.falls]
+    for unum, m in sorted(mates.items()):
+        target = (m[0] + LEAD, m[1])
+        gain = target[0] - ball[0]
+        if gain < min_gain:
+            continue
+        if opponents and min(_dist(m, o) for o in opponents) < FREE_RADIUS:
+            continue
+        d = _dist(ball, target)
+        fitting = [k for k in upright if _fits(k, d)]
+        if not fitting or lane_clearance(ball, target, [r for r in robots if _dist(r, m) > 0.3]) < LANE_RADIUS:
+            continue
+        kick = min(fitting, key=lambda k: abs(k.distance - d))
+        if best is None or gain > best[0]:
+            best = (gain, unum, target, kick)
+    return best
+
+
+def far_kick(kicks: Sequence[KickReach]) -> KickReach | None:
+    """The kick for getting the ball away: one of at least :data:`FAR` m, upright if possible, then the longest."""
+    far = [k for k in kicks if k.distance >= FAR]
+    return max(far, key=lambda k: (not k.falls, k.distance)) if far else None
+
+
+def _dribble_target(ball: Point, goal: Point, opponents: Sequence[Point], half: Point) -> Point:
+    """Towards ``goal``; past an opponent in the way on the side with more room."""
+    heading = math.atan2(goal[1] - ball[1], goal[0] - ball[0])
+    blockers = [
+        o
+        for o in opponents
+        if _dist(o, ball) < DRIBBLE_LOOK
+        and abs(math.remainder(math.atan2(o[1] - ball[1], o[0] - ball[0]) - heading, math.tau)) < DRIBBLE_SWERVE
+    ]
+    if not blockers:
+        return goal
+    o = min(blockers, key=lambda p: _dist(p, ball))
+    side = math.remainder(math.atan2(o[1] - ball[1], o[0] - ball[0]) - heading, math.tau)
+    turn = -math.copysign(DRIBBLE_SWERVE, side) if abs(side) > 1e-6 else DRIBBLE_SWERVE * (1 if ball[1] <= 0 else -1)
+    a = heading + turn
+    x, y = ball[0] + 3.0 * math.cos(a), ball[1] + 3.0 * math.sin(a)
+    if abs(y) > half[1] - 0.8:  # no room that way: the other side
+        a = heading - turn
+        x, y = ball[0] + 3.0 * math.cos(a), ball[1] + 3.0 * math.sin(a)
+    return max(-half[0] + 0.5, min(half[0] - 0.5, x)), max(-half[1] + 0.8, min(half[1] - 0.8, y))
+
+
+def choose_on_ball(
+    ball: Point,
+    half: Point,
+    goal_width: float,
+    kicks: Sequence[KickReach],
+    mates: Mapping[int, Point],
+    opponents: Sequence[Point],
+    set_play: bool = False,
+    kick_off_side: float = 1.0,
+) -> Choice:
+    """The on-ball player's request (see the module doc).
+
+    ``half``: the field's half length and width; ``mates``: the teammates that may receive
+    (this player and the goalie left out); ``kick_off_side``: the side (sign of y) a kick-off
+    goes to when there is no one to pass to.
+    """
+    robots = [*mates.values(), *opponents]
+    goal = (half[0], 0.0)
+    pressed = any(_dist(o, ball) < PRESSURE for o in opponents)
+    if set_play:
+        p = _pass(ball, kicks, mates, opponents, robots, min_gain=-2.0)
+        if p is not None:
+            _, unum, target, kick = p
+            return Choice(Kick(target=target, kick=kick.name), f'pass {unum}')
+        side = math.copysign(1.0, kick_off_side or 1.0)
+        kick = far_kick(kicks)
+        if kick is not None:
+            target = (min(half[0] - 2.0, ball[0] + 0.7 * half[0]), side * 0.6 * half[1])
+            return Choice(Kick(target=target, kick=kick.name), 'set play to the side')
+        return Choice(Dribble(target=(ball[0] + 3.0, side * 3.0)), 'set play dribble')
+    if ball[0] < -half[0] * (1.0 - 2.0 * CLEAR_ZONE) and pressed:
+        side = math.copysign(1.0, ball[1] or 1.0)
+        target = (ball[0] + 0.4 * half[0], side * 0.7 * half[1])
+        kick = far_kick(kicks)
+        if kick is not None:
+            return Choice(Kick(target=target, kick=kick.name), 'clear')
+        return Choice(Dribble(target=target), 'clear')
+    shot = _shoot(ball, (half[0], goal_width), kicks, robots)
+    if shot is not None:
+        _, p, kick = shot
+        return Choice(Kick(target=p, kick=kick.name), 'shoot')
+    p = _pass(ball, kicks, mates, opponents, robots, min_gain=PASS_GAIN if not pressed else 0.0)
+    if p is not None:
+        _, unum, target, kick = p
+        return Choice(Kick(target=target, kick=kick.name), f'pass {unum}')
+    return Choice(Dribble(target=_dribble_target(ball, goal, opponents, half)), 'dribble')

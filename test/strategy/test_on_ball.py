@@ -1,0 +1,74 @@
+"""The on-ball player's choice, without ROS: shoot, pass, clear or dribble (robocup3d_strategy.on_ball)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from robocup3d_motion.requests import Dribble, Kick
+from robocup3d_strategy.on_ball import KickReach, choose_on_ball, lane_clearance, shot_points
+
+HALF = (27.5, 18.0)  # RCSSServerMJ's field
+GOAL_WIDTH = 3.66
+LONG = KickReach('long', 16.4, 1.3, falls=True)  # the T1's: far, and it falls after it
+NAO_KICK = KickReach('quick', 4.5, 0.2)  # a Nao's: 4.5 m, upright
+
+
+def choose(ball, kicks=(LONG,), mates=None, opponents=(), **kw):
+    return choose_on_ball(ball, HALF, GOAL_WIDTH, kicks, mates or {}, list(opponents), **kw)
+
+
+def test_a_lane_is_blocked_only_by_robots_ahead_of_the_ball() -> None:
+    assert lane_clearance((0.0, 0.0), (10.0, 0.0), [(5.0, 0.3), (-1.0, 0.0)]) == pytest.approx(0.3)
+    assert lane_clearance((0.0, 0.0), (10.0, 0.0), [(-0.5, 0.0)]) == math.inf
+    assert lane_clearance((0.0, 0.0), (10.0, 0.0), [(12.0, 0.0)]) == pytest.approx(2.0)  # past the end
+    points = shot_points(27.5, GOAL_WIDTH)
+    assert points[0] == (27.5, 0.0) and all(abs(y) < GOAL_WIDTH / 2 for _, y in points)
+
+
+def test_it_shoots_past_the_goalkeeper_on_the_open_side() -> None:
+    c = choose((20.0, 0.0), opponents=[(27.0, 0.0)])  # their keeper on the line, in the middle
+    assert c.reason == 'shoot' and isinstance(c.request, Kick)
+    assert abs(c.request.target[1]) > 1.0 and c.request.target[0] == HALF[0]
+    c = choose((20.0, 0.0), opponents=[(22.0, 0.0), (22.0, 1.0), (22.0, -1.0)])  # a wall: no lane
+    assert c.reason != 'shoot'
+
+
+def test_no_shot_out_of_reach_or_from_a_set_play() -> None:
+    assert choose((5.0, 0.0)).reason == 'dribble'  # 22.5 m: the kick stops short
+    c = choose((0.0, 0.0), set_play=True, kick_off_side=-1.0)
+    assert c.reason == 'set play to the side' and c.request.target[1] < -3.0
+    c = choose((20.0, 0.0), set_play=True)  # in reach, but no direct goal from a set play
+    assert c.reason != 'shoot'
+
+
+def test_it_passes_to_a_free_teammate_ahead_with_a_kick_it_stays_up_after() -> None:
+    mates = {4: (4.0, 2.0), 5: (-3.0, 0.0)}  # one ahead, one behind
+    c = choose((0.0, 0.0), kicks=(NAO_KICK,), mates=mates)
+    assert c.reason == 'pass 4' and isinstance(c.request, Kick) and c.request.kick == 'quick'
+    assert c.request.target[0] > 4.0  # ahead of him
+    # marked, or the lane blocked: no pass
+    assert choose((0.0, 0.0), kicks=(NAO_KICK,), mates=mates, opponents=[(4.5, 2.5)]).reason == 'dribble'
+    assert choose((0.0, 0.0), kicks=(NAO_KICK,), mates=mates, opponents=[(2.0, 1.0)]).reason == 'dribble'
+    # a kick the robot falls after is not for passes; one far too long neither
+    assert choose((0.0, 0.0), kicks=(LONG,), mates=mates).reason == 'dribble'
+
+
+def test_under_pressure_in_our_third_it_clears_to_the_side() -> None:
+    c = choose((-20.0, -2.0), kicks=(NAO_KICK,), opponents=[(-19.3, -2.0)])
+    assert c.reason == 'clear' and isinstance(c.request, Kick)
+    assert c.request.target[0] > -20.0 and c.request.target[1] < -5.0
+    c = choose((-20.0, -2.0), kicks=(), opponents=[(-19.3, -2.0)])
+    assert c.reason == 'clear' and isinstance(c.request, Dribble)
+    assert choose((-20.0, -2.0), kicks=(NAO_KICK,)).reason == 'dribble'  # no pressure: play on
+
+
+def test_the_dribble_goes_round_an_opponent_in_its_way() -> None:
+    c = choose((0.0, 0.0), kicks=(), opponents=[(1.5, 0.2)])
+    assert isinstance(c.request, Dribble)
+    x, y = c.request.target
+    assert y < -1.0 and x > 0.0  # past him on his open side
+    assert lane_clearance((0.0, 0.0), (x, y), [(1.5, 0.2)]) > 0.5
+    c = choose((0.0, 0.0), kicks=(), opponents=[(-1.0, 0.0), (3.0, 8.0)])  # none in the way
+    assert c.request.target == (HALF[0], 0.0)
