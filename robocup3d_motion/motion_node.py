@@ -72,6 +72,7 @@ STAND = 'stand'
 WALK = 'walk'
 CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 ESTIMATE_AGE = 0.5  # s: an older pose or ball estimate is not used by a task
+SAME_TARGET = 0.2  # m (and rad): a request this near the running task's asks for the same task
 LOOK_AGE = 3.0  # s: the head keeps looking where the ball was this long
 
 
@@ -93,8 +94,13 @@ def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, o
 
 
 def _same_task(a: GoTo | Kick | Dribble, b: GoTo | Kick | Dribble) -> bool:
-    """Whether two requests ask for the same task (their ids aside)."""
-    return a.model_copy(update={'id': 0}) == b.model_copy(update={'id': 0})
+    """Whether two requests ask for the same task: the same kind and kick, targets within :data:`SAME_TARGET`."""
+    if a.kind != b.kind or getattr(a, 'kick', None) != getattr(b, 'kick', None):
+        return False
+    if isinstance(a, GoTo) and isinstance(b, GoTo):
+        turn = abs(math.remainder(a.theta - b.theta, math.tau))
+        return math.hypot(a.x - b.x, a.y - b.y) <= SAME_TARGET and turn <= SAME_TARGET
+    return math.dist(a.target, b.target) <= SAME_TARGET
 
 
 class MotionCore:

@@ -275,7 +275,7 @@ def test_the_same_request_again_keeps_the_running_task_and_its_progress() -> Non
     core.request(Dribble(target=(3.0, 0.0), id=1).to_text())
     task = core.task
     task.phase = 'dribbling'  # under way
-    assert core.request(Dribble(target=(3.0, 0.0), id=2).to_text()) == ''  # a strategy's refresh
+    assert core.request(Dribble(target=(3.0, 0.01), id=2).to_text()) == ''  # a strategy's refresh
     assert core.task is task and task.id == 2 and task.phase == 'dribbling'
     core.request(Dribble(target=(3.0, 1.0), id=3).to_text())  # a new target: a new task
     assert core.task is not task and task.phase == 'cancelled' and core.task.id == 3
