@@ -334,7 +334,11 @@ class SimSession:
         self.trainer.send(f'(agent (unum {self.unum}) (team {self.team}) {move})')
 
     def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 150) -> None:
-        """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball aside (RCSSServerMJ), and let it stand."""
+        """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball aside (RCSSServerMJ), and let it stand.
+
+        On RCSSServerMJ the game is put in ``PlayOn`` first (the ball dropped), as the referee moves a
+        player off the field that stands in the other half during our kick-off.
+        """
         z = PLACE_Z.get(self.robot, 0.7)
         # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
         self.request('stand')
@@ -343,6 +347,10 @@ class SimSession:
         if self.simspark:
             self._place_simspark(x, y, yaw, z, settle_cycles)
             return
+        if (self.trainer.state.play_mode or '').lower() not in ('playon', 'play_on'):
+            # the session starts with our kick-off, when the referee moves a player in the other half off the field
+            self.trainer.drop_ball()
+            self.spin_until(lambda: (self.trainer.state.play_mode or '').lower() in ('playon', 'play_on'), 5.0)
         w, qz = math.cos(yaw / 2.0), math.sin(yaw / 2.0)
         self.trainer.send(
             f'(agent (unum {self.unum}) (team {self.team}) (move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} 0 0 {qz:.6f}))'
