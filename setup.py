@@ -35,7 +35,21 @@ setup(
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy', 'mcap-ros2-support'],
+        # robocup3d report (plotly, its plotly.js goes inline) and robocup3d view (Foxglove WebSocket server)
+        'viz': ['plotly', 'foxglove-sdk'],
+        'test': [
+            'pytest',
+            'hypothesis',
+            'ruff',
+            'import-linter',
+            'ray',
+            'yourdfpy',
+            'mcap-ros2-support',
+            'plotly',
+            'foxglove-sdk',
+            'websockets',  # a Foxglove-protocol client in the view test
+            'protobuf',  # decodes the view's foxglove messages with the schemas it advertises
+        ],
     },
     zip_safe=True,
     maintainer='robocup3d developers',
