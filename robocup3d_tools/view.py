@@ -113,7 +113,7 @@ class ViewServer:
         elif changed == 'game':
             self.game_ch.log({k: v for k, v in self.state.game.items() if k != 'source'}, log_time=t_ns)
             self.sent += 1
-        elif changed is not None and t_ns - self._last_belief.get(changed, -(10**18)) >= self.belief_period:
+        elif changed is not None and abs(t_ns - self._last_belief.get(changed, -(10**18))) >= self.belief_period:
             self._last_belief[changed] = t_ns
             self.belief_channel(changed).log(belief_scene(self.state, changed, t_ns), log_time=t_ns)
             self.sent += 1
@@ -128,7 +128,7 @@ class ViewServer:
 
     def publish_truth(self, t_ns: int, force: bool = False) -> None:
         """The ground-truth scene, at most every ``truth_period``."""
-        if force or t_ns - self._last_truth >= self.truth_period:
+        if force or abs(t_ns - self._last_truth) >= self.truth_period:  # abs: live time may start on the wall clock
             self._last_truth = t_ns
             self.truth_ch.log(truth_scene(self.state, t_ns), log_time=t_ns)
             self.sent += 1
@@ -136,7 +136,7 @@ class ViewServer:
     def tick(self, t_ns: int) -> None:
         """Once a second of match time: the field and the static transforms again (for clients that join late)."""
         self.server.broadcast_time(t_ns)
-        if t_ns - self._last_tick < 1_000_000_000:
+        if abs(t_ns - self._last_tick) < 1_000_000_000:
             return
         self._last_tick = t_ns
         self.field_ch.log(field_scene(self.field, t_ns), log_time=t_ns)
@@ -281,7 +281,7 @@ def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) 
     def on_message(topic: str, msg: object) -> None:
         header = getattr(msg, 'header', None)
         ns = header.stamp.sec * 10**9 + header.stamp.nanosec if header is not None else 0
-        view.handle(topic, ns or clock['ns'] or time.time_ns(), msg)
+        view.handle(topic, max(ns, clock['ns'], view.now_ns), msg)  # server time, never back
 
     def on_clock(msg: object) -> None:
         clock['ns'] = msg.clock.sec * 10**9 + msg.clock.nanosec
@@ -322,7 +322,7 @@ def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) 
                 discover()
                 next_discovery = time.monotonic() + 1.0
                 if not view.now_ns:  # nothing with a time yet: the field at least
-                    view.refresh(clock['ns'] or time.time_ns())
+                    view.refresh(clock['ns'])
             rclpy.spin_once(node, timeout_sec=0.01)
             if monitor is not None:
                 monitor.poll(view)

@@ -231,3 +231,43 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
     # the player's beliefs: its pose as an arrow
     assert any(e.arrows for m in got[beliefs] for e in m.entities)
     assert got['/game'][-1]['team_left'] == TEAM
+
+
+def test_view_live_shows_what_the_ros_graph_publishes(recorded_bag: Path) -> None:
+    """Live: ``robocup3d view`` subscribes with rclpy; ``robocup3d replay`` of the bag stands in for a running match."""
+    pytest.importorskip('websockets')
+    pytest.importorskip('google.protobuf')
+    from robocup3d_tools.servers import free_port, stop_process  # noqa: PLC0415
+
+    port = free_port()
+    cli = [sys.executable, '-m', 'robocup3d_tools.cli']
+    view = subprocess.Popen(
+        [*cli, 'view', '--port', str(port), '--teams', TEAM],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    replay = subprocess.Popen(
+        [*cli, 'replay', str(recorded_bag), '--rate', '4', '--wait', '3'],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    beliefs = f'/{TEAM}/p1/beliefs'
+    want = {'/field': 1, '/truth/scene': 10, '/game': 1, beliefs: 5}
+    try:
+        _, _, _, got = asyncio.run(_watch(port, want, time.monotonic() + 90))
+    finally:
+        stop_process(replay, timeout=10.0)
+        stop_process(view, timeout=20.0)
+        _out, err = view.communicate()
+    assert view.returncode == 0, err
+    for topic, n in want.items():
+        assert len(got.get(topic, [])) >= n, (topic, {t: len(m) for t, m in got.items()}, err)
+    ids = {e.id for m in got['/truth/scene'] for e in m.entities}
+    assert {f'truth/{TEAM}/p1', 'truth/ball'} <= ids
+    poses = [e.arrows[0].pose.position for m in got[beliefs] for e in m.entities if e.arrows]
+    assert poses and all(abs(p.x) < 31 and abs(p.y) < 22 for p in poses)  # its pose, in the world frame
