@@ -83,6 +83,9 @@ def test_report_draws_the_trajectories_on_the_field(report: tuple[Path, str]) ->
     assert len(errors) > 50 and 0 <= min(errors)
     assert f'{TEAM}/p1' in stdout and 'score:' in stdout and 'kicks:' in stdout
     assert 'latency' in stdout
+    # the player's CPU from the bridge's /diagnostics (process_cpu_s), drawn as a curve
+    cpu = [t for t in figs['load']['data'] if t['name'].endswith('CPU')]
+    assert cpu and all(0 < v < 300 for v in _values(cpu[0]['y'])), cpu  # % of a core
 
 
 def test_report_looks_like_a_report_in_chromium(report: tuple[Path, str], tmp_path: Path) -> None:
