@@ -15,7 +15,7 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
-        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')),
         ('share/' + package_name + '/scripts', ['scripts/start.sh', 'scripts/kill.sh']),
         # `ros2 run` and launch_ros look in lib/<package>; pip users get the console scripts in bin.
         ('lib/' + package_name, glob('scripts/ros/*')),

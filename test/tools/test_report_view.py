@@ -274,3 +274,27 @@ def test_view_live_shows_what_the_ros_graph_publishes(recorded_bag: Path) -> Non
     assert {f'truth/{TEAM}/p1', 'truth/ball'} <= ids
     poses = [e.arrows[0].pose.position for m in got[beliefs] for e in m.entities if e.arrows]
     assert poses and all(abs(p.x) < 31 and abs(p.y) < 22 for p in poses)  # its pose, in the world frame
+
+
+def test_the_rviz_config_shows_topics_and_frames_a_recording_has(recorded_bag: Path) -> None:
+    """config/robocup3d.rviz: fixed frame world, TF, RobotModel, and topics the players and the recorder publish."""
+    import yaml  # noqa: PLC0415
+    from rosbags.highlevel import AnyReader  # noqa: PLC0415
+
+    config = yaml.safe_load((REPO / 'config/robocup3d.rviz').read_text(encoding='utf-8'))
+    manager = config['Visualization Manager']
+    assert manager['Global Options']['Fixed Frame'] == 'world'
+    displays = {d['Class'].rsplit('/', 1)[1]: d for d in manager['Displays']}
+    assert {'TF', 'RobotModel', 'PointStamped', 'MarkerArray'} <= set(displays)
+    topics = [d['Topic']['Value'] for d in manager['Displays'] if 'Topic' in d]
+    frames = set()
+    with AnyReader([recorded_bag]) as reader:
+        recorded = {c.topic for c in reader.connections}
+        tf = [c for c in reader.connections if c.topic == '/tf']
+        for conn, _, raw in reader.messages(connections=tf):
+            frames |= {t.child_frame_id for t in reader.deserialize(raw, conn.msgtype).transforms}
+    for topic in topics:  # the config names the players of `robocup3d match`; the fixture's team is another
+        assert topic.replace('/Robo3dA/', f'/{TEAM}/') in recorded, (topic, sorted(recorded))
+    # the RobotModel's links, with its TF prefix: the URDF's root (torso) and a foot
+    prefix = displays['RobotModel']['TF Prefix'].replace('Robo3dA', TEAM)
+    assert {f'{prefix}/torso', f'{prefix}/left_foot_link'} <= frames
