@@ -203,20 +203,36 @@ class _Monitor:
     """Ground truth from RCSSServerMJ's monitor port into the view (as ``robocup3d record`` reads it)."""
 
     def __init__(self, host: str, port: int) -> None:
+        from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.trainer import MonitorState, TrainerClient  # noqa: PLC0415
         from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
 
+        self.where = f'{host}:{port}'
         self.trainer = TrainerClient(host, port, Dialect.MUJOCO)
-        self.trainer.connect()
+        try:
+            self.trainer.connect()
+        except (LinkDown, OSError) as exc:
+            self.trainer.close()
+            raise ConnectionError(f'no RCSSServerMJ monitor on {self.where} ({_why(exc)})') from None
         self.tracker, self.state = SceneTracker(), MonitorState()
         self._game_key = None
 
     def poll(self, view: ViewServer) -> None:
+        from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
         from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
 
-        for raw in self.trainer.receive(0.0):
+        if self.trainer is None:
+            return
+        try:
+            batch = self.trainer.receive(0.0)
+        except LinkDown:
+            print(f'robocup3d view: the monitor on {self.where} closed: no more ground truth', file=sys.stderr)
+            self.trainer.close()
+            self.trainer = None
+            return
+        for raw in batch:
             text = bytes(raw).decode('ascii', 'replace')
             try:
                 parse_monitor_message(text, 'mujoco', self.state)
@@ -238,7 +254,7 @@ class _Monitor:
                 'team_left': s.team_left,
                 'team_right': s.team_right,
             }
-            view.state._game(game)
+            view.state.set_game(game)
             key = (s.play_mode, s.score_left, s.score_right, s.team_left, s.team_right, int(s.game_time or 0))
             if key != self._game_key:
                 self._game_key = key
@@ -263,7 +279,8 @@ class _Monitor:
             view.tick(ns)
 
     def close(self) -> None:
-        self.trainer.close()
+        if self.trainer is not None:
+            self.trainer.close()
 
 
 def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) -> None:
@@ -272,9 +289,9 @@ def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) 
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
+    monitor = _Monitor(args.host, args.monitor_port) if args.monitor_port else None
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('robocup3d_view')
-    monitor = _Monitor(args.host, args.monitor_port) if args.monitor_port else None
     subs: dict[str, object] = {}
     clock = {'ns': 0}
 
@@ -418,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         while not args.exit_at_end and not stop.wait(1.0):
             view.refresh(view.now_ns)
         return 0
-    except BagError as exc:
+    except (BagError, ConnectionError) as exc:
         print(f'robocup3d view: {exc}', file=sys.stderr)
         return 2
     finally:

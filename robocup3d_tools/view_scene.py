@@ -57,7 +57,7 @@ class ViewState:
             self.ball, self.truth_ns = (p.x, p.y, p.z), t_ns
             return 'truth'
         if topic == '/truth/game':
-            self._game(json.loads(msg.data))
+            self.set_game(json.loads(msg.data))
             return 'game'
         m = _TRUTH.match(topic)
         if m is not None:
@@ -74,7 +74,7 @@ class ViewState:
             if g.get('team') and g.get('side') in ('left', 'right'):
                 self.sides[g['team']] = g['side']
             if not self.game or self.game.get('source') == player:  # one player's view, without a monitor
-                self._game({**g, 'source': player})
+                self.set_game({**g, 'source': player})
             return 'game'
         belief = self.beliefs.setdefault(player, PlayerBelief())
         side = self.side_of(player)
@@ -98,7 +98,8 @@ class ViewState:
         belief.stamp_ns = t_ns
         return player
 
-    def _game(self, g: dict) -> None:
+    def set_game(self, g: dict) -> None:
+        """A new game state (its teams give the sides)."""
         for key, side in (('team_left', 'left'), ('team_right', 'right')):
             if g.get(key):
                 self.sides.setdefault(g[key], side)
