@@ -100,6 +100,81 @@ def _wanted(topic: str) -> bool:
     return p is not None and p[1] in _WANTED_REST
 
 
+class _Collector:
+    """Rows per kind while the bag is read; :meth:`take` one decoded message."""
+
+    def __init__(self) -> None:
+        self.ball: list[tuple] = []
+        self.games: list[tuple[float, dict]] = []
+        self.own_games: list[tuple[str, float, dict]] = []  # (player, t, its game_state)
+        self.truth: dict[str, list] = {}
+        self.poses: dict[str, list] = {}
+        self.balls: dict[str, list] = {}
+        self.motion: dict[str, list] = {}
+        self.diag: dict[str, list] = {}
+        self.sides: dict[str, str] = {}
+
+    def take(self, topic: str, t: float, msg: object) -> None:
+        """Put one decoded message where it belongs."""
+        if topic == '/truth/ball':
+            p = msg.point
+            self.ball.append((_stamp(msg.header), p.x, p.y, p.z))
+        elif topic == '/truth/game':
+            self.games.append((t, json.loads(msg.data)))
+        elif topic == '/diagnostics':
+            for status in msg.status:
+                m = _DIAG.match(status.name)
+                if m is not None:
+                    values = {kv.key: kv.value for kv in status.values}
+                    values['node'], values['wall'] = m['node'], _stamp(msg.header)
+                    self.diag.setdefault(f'{m["team"]}/p{m["unum"]}', []).append((t, values))
+        elif (m := _TRUTH.match(topic)) is not None:
+            p, q = msg.pose.position, msg.pose.orientation
+            row = (_stamp(msg.header), p.x, p.y, p.z, q.x, q.y, q.z, q.w)
+            self.truth.setdefault(f'{m["team"]}/p{m["unum"]}', []).append(row)
+        else:
+            self._player(*player_of(topic), t, msg)
+
+    def _player(self, player: str, rest: str, t: float, msg: object) -> None:
+        if rest == 'pose':
+            pose = msg.pose.pose
+            row = (_stamp(msg.header), pose.position.x, pose.position.y, _yaw(pose.orientation))
+            self.poses.setdefault(player, []).append(row)
+        elif rest == 'ball':
+            p = msg.pose.pose.position
+            self.balls.setdefault(player, []).append((_stamp(msg.header), p.x, p.y, p.z))
+        elif rest == 'game_state':
+            g = json.loads(msg.data)
+            if g.get('team') and g.get('side') in ('left', 'right'):
+                self.sides[g['team']] = g['side']
+            self.own_games.append((player, t, g))
+        elif rest == 'motion_state':
+            self.motion.setdefault(player, []).append((t, json.loads(msg.data)))
+
+    def match(self, bag: Path, start: float, end: float, field: object, counts: dict[str, int]) -> MatchData:
+        """The collected rows as a :class:`MatchData` (beliefs in the world frame)."""
+        games = self.games
+        if not games and self.own_games:  # one player's view of the game (players lag one another)
+            first = self.own_games[0][0]
+            games = [(t, g) for p, t, g in self.own_games if p == first]
+        sides = dict(self.sides)
+        for _, g in games:
+            for key, side in (('team_left', 'left'), ('team_right', 'right')):
+                if g.get(key):
+                    sides.setdefault(g[key], side)
+        data = MatchData(bag, start, end, field, games=games, sides=sides, topics=counts)
+        data.ball = Series.of(self.ball, 3) if self.ball else None
+        data.truth = {p: Series.of(rows, 7) for p, rows in self.truth.items()}
+        for p, rows in self.poses.items():
+            side = data.side_of(p)
+            data.beliefs[p] = Series.of([(t, *to_world(x, y, yaw, side)) for t, x, y, yaw in rows], 3)
+        for p, rows in self.balls.items():
+            s = -1.0 if data.side_of(p) == 'right' else 1.0
+            data.belief_ball[p] = Series.of([(t, s * x, s * y, z) for t, x, y, z in rows], 3)
+        data.motion, data.diagnostics = self.motion, self.diag
+        return data
+
+
 def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchData:
     """Read ``bag``; ``server``: 'mujoco', 'simspark' or 'auto' (mujoco when the bag has ground truth).
 
@@ -114,13 +189,7 @@ def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchDat
     reader = open_bag(Path(bag))
     where = reader.bag_name
     counts = {c.topic: 0 for c in reader.connections}
-    ball, games, own_games = [], [], []
-    truth: dict[str, list] = {}
-    pose_raw: dict[str, list] = {}
-    ball_raw: dict[str, list] = {}
-    motion: dict[str, list] = {}
-    diag: dict[str, list] = {}
-    sides: dict[str, str] = {}
+    rows = _Collector()
     first = last = None
     try:
         wanted = {c.id for c in reader.connections if _wanted(c.topic)}
@@ -138,7 +207,7 @@ def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchDat
                     raise BagError(
                         f'{where}: corrupted message {counts[conn.topic]} of {conn.topic} at {t:.3f} s ({_why(exc)})'
                     ) from None
-                _take(conn.topic, t, msg, ball, games, own_games, truth, pose_raw, ball_raw, motion, diag, sides)
+                rows.take(conn.topic, t, msg)
         except BagError:
             raise
         except Exception as exc:  # noqa: BLE001 - rosbags raises many kinds for a bad chunk
@@ -150,75 +219,5 @@ def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchDat
     if first is None:
         raise BagError(f'{where}: the bag holds no messages')
     if server == 'auto':
-        server = 'mujoco' if truth or ball else 'simspark'
-    if own_games:  # one player's view of the game (players lag one another)
-        first_player = own_games[0][0]
-        own_games = [(t, g) for p, t, g in own_games if p == first_player]
-    for _, g in games or own_games:
-        for key, side in (('team_left', 'left'), ('team_right', 'right')):
-            if g.get(key):
-                sides.setdefault(g[key], side)
-    data = MatchData(Path(bag), first, last, field_for(server, rules), sides=sides, topics=counts)
-    data.ball = Series.of(ball, 3) if ball else None
-    data.truth = {p: Series.of(rows, 7) for p, rows in truth.items()}
-    data.games = games or own_games
-    for p, rows in pose_raw.items():
-        side = data.side_of(p)
-        data.beliefs[p] = Series.of([(t, *to_world(x, y, yaw, side)) for t, x, y, yaw in rows], 3)
-    for p, rows in ball_raw.items():
-        side = data.side_of(p)
-        s = -1.0 if side == 'right' else 1.0
-        data.belief_ball[p] = Series.of([(t, s * x, s * y, z) for t, x, y, z in rows], 3)
-    data.motion, data.diagnostics = motion, diag
-    return data
-
-
-def _take(
-    topic: str,
-    t: float,
-    msg: object,
-    ball: list,
-    games: list,
-    own_games: list,
-    truth: dict,
-    pose_raw: dict,
-    ball_raw: dict,
-    motion: dict,
-    diag: dict,
-    sides: dict,
-) -> None:
-    """Put one decoded message where it belongs."""
-    if topic == '/truth/ball':
-        p = msg.point
-        ball.append((_stamp(msg.header), p.x, p.y, p.z))
-    elif topic == '/truth/game':
-        games.append((t, json.loads(msg.data)))
-    elif topic == '/diagnostics':
-        for status in msg.status:
-            m = _DIAG.match(status.name)
-            if m is None:
-                continue
-            values = {kv.key: kv.value for kv in status.values}
-            values['node'], values['wall'] = m['node'], _stamp(msg.header)
-            diag.setdefault(f'{m["team"]}/p{m["unum"]}', []).append((t, values))
-    elif (m := _TRUTH.match(topic)) is not None:
-        p, q = msg.pose.position, msg.pose.orientation
-        row = (_stamp(msg.header), p.x, p.y, p.z, q.x, q.y, q.z, q.w)
-        truth.setdefault(f'{m["team"]}/p{m["unum"]}', []).append(row)
-    else:
-        player, rest = player_of(topic)
-        if rest == 'pose':
-            pose = msg.pose.pose
-            pose_raw.setdefault(player, []).append(
-                (_stamp(msg.header), pose.position.x, pose.position.y, _yaw(pose.orientation))
-            )
-        elif rest == 'ball':
-            p = msg.pose.pose.position
-            ball_raw.setdefault(player, []).append((_stamp(msg.header), p.x, p.y, p.z))
-        elif rest == 'game_state':
-            g = json.loads(msg.data)
-            if g.get('team') and g.get('side') in ('left', 'right'):
-                sides[g['team']] = g['side']
-            own_games.append((player, t, g))
-        elif rest == 'motion_state':
-            motion.setdefault(player, []).append((t, json.loads(msg.data)))
+        server = 'mujoco' if rows.truth or rows.ball else 'simspark'
+    return rows.match(Path(bag), first, last, field_for(server, rules), counts)

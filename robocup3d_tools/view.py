@@ -105,8 +105,7 @@ class ViewServer:
             if topic == '/tf_static':
                 for tr, out in zip(msg.transforms, tfs, strict=True):
                     self.static_tf[tr.child_frame_id] = out
-            self.tf_ch.log(self._fg.messages.FrameTransforms(transforms=tfs), log_time=t_ns)
-            self.sent += 1
+            self.log_transforms(tfs, t_ns)
         changed = self.state.update(topic, t_ns, msg)
         if changed == 'truth':
             self.publish_truth(t_ns)
@@ -118,6 +117,11 @@ class ViewServer:
             self.belief_channel(changed).log(belief_scene(self.state, changed, t_ns), log_time=t_ns)
             self.sent += 1
         self.tick(t_ns)
+
+    def log_transforms(self, transforms: list[object], t_ns: int) -> None:
+        """FrameTransform messages on ``/tf``."""
+        self.tf_ch.log(self._fg.messages.FrameTransforms(transforms=transforms), log_time=t_ns)
+        self.sent += 1
 
     def belief_channel(self, player: str) -> object:
         """The channel of a player's beliefs (``/<team>/p<unum>/beliefs``), made on first use."""
@@ -141,7 +145,7 @@ class ViewServer:
         self._last_tick = t_ns
         self.field_ch.log(field_scene(self.field, t_ns), log_time=t_ns)
         if self.static_tf:
-            self.tf_ch.log(self._fg.messages.FrameTransforms(transforms=list(self.static_tf.values())), log_time=t_ns)
+            self.log_transforms(list(self.static_tf.values()), t_ns)
 
     def refresh(self, t_ns: int) -> None:
         """Everything again (after the bag's end, for clients that connect then): field, TF, truth, game, beliefs."""
@@ -273,7 +277,7 @@ class _Monitor:
                     )
                 )
             if tfs:
-                view.tf_ch.log(view._fg.messages.FrameTransforms(transforms=tfs), log_time=ns)
+                view.log_transforms(tfs, ns)
             view.now_ns = max(view.now_ns, ns)
             view.publish_truth(ns)
             view.tick(ns)
