@@ -7,6 +7,7 @@ for the ground truth; ``/truth/*`` topics are taken too when something publishes
 
 * ``/field`` (foxglove.SceneUpdate): grass, lines, centre circle, goals; once a second;
 * ``/truth/scene`` (SceneUpdate): every robot (box, post, label) and the ball from the ground truth;
+* ``/robots/links`` (SceneUpdate): a ball on every link frame of the TF (frame-locked), so the robots' limbs move;
 * ``/<team>/p<unum>/beliefs`` (SceneUpdate): that player's pose (arrow), its ball, the robots it tracks;
 * ``/game`` (JSON): play mode, game time, score, teams;
 * ``/tf`` (foxglove.FrameTransforms): the bag's ``/tf`` and ``/tf_static``; live, ``world -> <team>/p<unum>/base_link``
@@ -31,7 +32,15 @@ from pathlib import Path
 
 from robocup3d_tools.match_data import player_of
 from robocup3d_tools.replay import BagError, _why, open_bag, scan
-from robocup3d_tools.view_scene import ViewState, belief_scene, field_scene, frame_transforms, transform, truth_scene
+from robocup3d_tools.view_scene import (
+    ViewState,
+    belief_scene,
+    field_scene,
+    frame_transforms,
+    link_scene,
+    transform,
+    truth_scene,
+)
 
 __all__ = ['ViewServer', 'main', 'play_bag', 'run_live']
 
@@ -77,6 +86,8 @@ class ViewServer:
         self.field_ch = SceneUpdateChannel('/field', context=self.ctx)
         self.truth_ch = SceneUpdateChannel('/truth/scene', context=self.ctx)
         self.tf_ch = FrameTransformsChannel('/tf', context=self.ctx)
+        self.links_ch = SceneUpdateChannel('/robots/links', context=self.ctx)
+        self.link_frames: set[str] = set()  # '<team>/p<unum>/<link>' seen below a base_link
         self.game_ch = foxglove.Channel(
             '/game',
             message_encoding='json',
@@ -106,6 +117,10 @@ class ViewServer:
                 for tr, out in zip(msg.transforms, tfs, strict=True):
                     self.static_tf[tr.child_frame_id] = out
             self.log_transforms(tfs, t_ns)
+            new = {tr.child_frame_id for tr in msg.transforms if tr.header.frame_id.endswith('/base_link')}
+            if not new <= self.link_frames:
+                self.link_frames |= new
+                self.publish_links(t_ns)
         changed = self.state.update(topic, t_ns, msg)
         if changed == 'truth':
             self.publish_truth(t_ns)
@@ -146,6 +161,13 @@ class ViewServer:
         self.field_ch.log(field_scene(self.field, t_ns), log_time=t_ns)
         if self.static_tf:
             self.log_transforms(list(self.static_tf.values()), t_ns)
+        if self.link_frames:
+            self.publish_links(t_ns)
+
+    def publish_links(self, t_ns: int) -> None:
+        """A ball on every link frame the TF names (frame-locked: TF moves them), a stick robot per player."""
+        self.links_ch.log(link_scene(self.link_frames, self.state, t_ns), log_time=t_ns)
+        self.sent += 1
 
     def refresh(self, t_ns: int) -> None:
         """Everything again (after the bag's end, for clients that connect then): field, TF, truth, game, beliefs."""

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 
 from robocup3d_tools.match_data import player_of, to_world
 
-__all__ = ['TEAM_RGBA', 'PlayerBelief', 'ViewState', 'belief_scene', 'field_scene', 'frame_transforms', 'truth_scene']
+__all__ = [
+    'TEAM_RGBA',
+    'PlayerBelief',
+    'ViewState',
+    'belief_scene',
+    'field_scene',
+    'frame_transforms',
+    'link_scene',
+    'truth_scene',
+]
 
 _TRUTH = re.compile(r'^/truth/(?P<team>[^/]+)/p(?P<unum>\d+)/pose$')
 TEAM_RGBA = {'left': (0.15, 0.45, 0.95, 1.0), 'right': (0.9, 0.2, 0.2, 1.0), None: (0.6, 0.6, 0.6, 1.0)}
@@ -204,6 +213,23 @@ def truth_scene(state: ViewState, ns: int) -> object:
         d = 2 * BALL_RADIUS
         ball = m.SpherePrimitive(pose=_pose(*state.ball), size=m.Vector3(x=d, y=d, z=d), color=_color((1, 1, 1, 1)))
         entities.append(m.SceneEntity(timestamp=_ts(ns), frame_id='world', id='truth/ball', spheres=[ball]))
+    return m.SceneUpdate(entities=entities)
+
+
+def link_scene(frames: set[str], state: ViewState, ns: int) -> object:
+    """A small ball on each link frame (``<team>/p<unum>/<link>``), locked to it: TF draws the robot's pose."""
+    m = _m()
+    entities = []
+    for frame in sorted(frames):
+        player = frame.rsplit('/', 1)[0]
+        ball = m.SpherePrimitive(
+            pose=_pose(0.0, 0.0, 0.0),
+            size=m.Vector3(x=0.07, y=0.07, z=0.07),
+            color=_color(TEAM_RGBA[state.side_of(player)]),
+        )
+        entities.append(
+            m.SceneEntity(timestamp=_ts(ns), frame_id=frame, id=f'link/{frame}', frame_locked=True, spheres=[ball])
+        )
     return m.SceneUpdate(entities=entities)
 
 

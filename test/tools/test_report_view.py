@@ -209,7 +209,7 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
         start_new_session=True,
     )
     beliefs = f'/{TEAM}/p1/beliefs'
-    want = {'/field': 1, '/truth/scene': 20, '/tf': 20, '/game': 1, beliefs: 5}
+    want = {'/field': 1, '/truth/scene': 20, '/tf': 20, '/game': 1, beliefs: 5, '/robots/links': 1}
     try:
         subprotocol, info, channels, got = asyncio.run(_watch(port, want, time.monotonic() + 90))
     finally:
@@ -231,6 +231,9 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
     frames = {(t.parent_frame_id, t.child_frame_id) for m in got['/tf'] for t in m.transforms}
     assert ('world', f'{TEAM}/p1/base_link') in frames
     assert any(parent == f'{TEAM}/p1/base_link' for parent, _ in frames)
+    # the robot's limbs: a ball locked to each link frame of the TF
+    links = {e.frame_id for e in got['/robots/links'][-1].entities if e.frame_locked}
+    assert {f'{TEAM}/p1/left_foot_link', f'{TEAM}/p1/right_foot_link', f'{TEAM}/p1/camera'} <= links
     # the player's beliefs: its pose as an arrow
     assert any(e.arrows for m in got[beliefs] for e in m.entities)
     assert got['/game'][-1]['team_left'] == TEAM
