@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -104,3 +107,57 @@ def test_localization_error_is_the_distance_to_the_truth_at_the_same_time() -> N
     belief = np.c_[bt + 0.3, np.full(len(bt), 0.4)]  # 0.3 ahead, 0.4 aside: 0.5 m off
     et, err = localization_error(t, truth, bt, belief)
     assert len(et) > 40 and err == pytest.approx(np.full(len(et), 0.5), abs=1e-6)
+
+
+def test_report_of_a_written_bag_finds_the_goal_the_shot_and_possession(tmp_path: Path) -> None:
+    """A bag written here (rosbags, the recorder's topics and types): a left player shoots into the right goal."""
+    pytest.importorskip('plotly')
+    rosbags = pytest.importorskip('rosbags.rosbag2')
+    from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
+
+    from robocup3d_tools.match_analysis import analyze  # noqa: PLC0415
+    from robocup3d_tools.match_data import load_match  # noqa: PLC0415
+    from robocup3d_tools.report import main as report  # noqa: PLC0415
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    T = store.types
+
+    def header(t: float) -> object:
+        sec = int(t)
+        return T['std_msgs/msg/Header'](
+            stamp=T['builtin_interfaces/msg/Time'](sec=sec, nanosec=round((t - sec) * 1e9)), frame_id='world'
+        )
+
+    def pose(t: float, x: float, y: float) -> object:
+        p = T['geometry_msgs/msg/Pose'](
+            position=T['geometry_msgs/msg/Point'](x=x, y=y, z=0.65),
+            orientation=T['geometry_msgs/msg/Quaternion'](x=0.0, y=0.0, z=0.0, w=1.0),
+        )
+        return T['geometry_msgs/msg/PoseStamped'](header=header(t), pose=p)
+
+    t, ball = _ball_kicked(2.0, 8.0, (1.0, 0.0), start=(20.0, 0.0), length=4.0)
+    ball[ball[:, 0] > 28.5, 0] = 28.5  # in the net
+    bag = tmp_path / 'bag'
+    with rosbags.Writer(bag, version=9, storage_plugin=rosbags.StoragePlugin.MCAP) as w:
+        c_ball = w.add_connection('/truth/ball', 'geometry_msgs/msg/PointStamped', typestore=store)
+        c_a = w.add_connection('/truth/A/p9/pose', 'geometry_msgs/msg/PoseStamped', typestore=store)
+        c_b = w.add_connection('/truth/B/p1/pose', 'geometry_msgs/msg/PoseStamped', typestore=store)
+        c_game = w.add_connection('/truth/game', 'std_msgs/msg/String', typestore=store)
+        for ti, (x, y, z) in zip(t, ball, strict=True):
+            ns = round((10 + ti) * 1e9)
+            point = T['geometry_msgs/msg/Point'](x=x, y=y, z=z)
+            msg = T['geometry_msgs/msg/PointStamped'](header=header(10 + ti), point=point)
+            w.write(c_ball, ns, store.serialize_cdr(msg, 'geometry_msgs/msg/PointStamped'))
+            for conn, (px, py) in ((c_a, (19.7, 0.0)), (c_b, (26.5, 3.0))):
+                w.write(conn, ns, store.serialize_cdr(pose(10 + ti, px, py), 'geometry_msgs/msg/PoseStamped'))
+            score = 1 if x >= 28.5 else 0
+            game = {'play_mode': 'PlayOn', 'score_left': score, 'score_right': 0, 'team_left': 'A', 'team_right': 'B'}
+            msg = T['std_msgs/msg/String'](data=json.dumps(game))
+            w.write(c_game, ns, store.serialize_cdr(msg, 'std_msgs/msg/String'))
+    a = analyze(load_match(bag))
+    assert [(g.team, g.score_left) for g in a.goals] == [('left', 1)]
+    (kick,) = a.kicks
+    assert kick.kicker == 'A/p9' and kick.shot and kick.outcome == 'goal'
+    assert a.possession_share['left'] > 0.5
+    assert report([str(bag), '-o', str(tmp_path / 'r.html')]) == 0
+    assert 'A/p9' in (tmp_path / 'r.html').read_text(encoding='utf-8')
