@@ -15,7 +15,7 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
-        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/config', glob('config/*.yaml') + glob('config/*.rviz')),
         ('share/' + package_name + '/scripts', ['scripts/start.sh', 'scripts/kill.sh']),
         # `ros2 run` and launch_ros look in lib/<package>; pip users get the console scripts in bin.
         ('lib/' + package_name, glob('scripts/ros/*')),
@@ -35,7 +35,21 @@ setup(
         ],
         'mujoco': ['rcsssmj'],
         'ray': ['ray'],  # robocup3d optimize runs its evaluations on Ray
-        'test': ['pytest', 'hypothesis', 'ruff', 'import-linter', 'ray', 'yourdfpy', 'mcap-ros2-support'],
+        # robocup3d report (plotly, its plotly.js goes inline) and robocup3d view (Foxglove WebSocket server)
+        'viz': ['plotly', 'foxglove-sdk'],
+        'test': [
+            'pytest',
+            'hypothesis',
+            'ruff',
+            'import-linter',
+            'ray',
+            'yourdfpy',
+            'mcap-ros2-support',
+            'plotly',
+            'foxglove-sdk',
+            'websockets',  # a Foxglove-protocol client in the view test
+            'protobuf',  # decodes the view's foxglove messages with the schemas it advertises
+        ],
     },
     zip_safe=True,
     maintainer='robocup3d developers',

@@ -303,6 +303,9 @@ class BridgeNode(Node):
             'side': self.protocol.side.value,
             'latency_p50_ms': f'{np.percentile(lat, 50):.3f}',
             'latency_p99_ms': f'{np.percentile(lat, 99):.3f}',
+            # CPU s of this process so far (bridge, world model, motion and strategy when composed): robocup3d
+            # report divides its rise by the rise of the header stamps
+            'process_cpu_s': f'{time.process_time():.3f}',
         }
         values.update({f'errors/{k}': n for k, n in sorted(s.errors.copy().items())})
         status = DiagnosticStatus(

@@ -57,6 +57,18 @@ def _replay(argv: list[str]) -> int:
     return run(argv)
 
 
+def _report(argv: list[str]) -> int:
+    from robocup3d_tools.report import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
+def _view(argv: list[str]) -> int:
+    from robocup3d_tools.view import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
 def _bag_info(argv: list[str]) -> int:
     from robocup3d_tools.replay import info_main as run  # noqa: PLC0415
 
@@ -72,6 +84,8 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'record': (_record, "record running teams, the server's ground truth and TF into a rosbag2 bag (MCAP)"),
     'replay': (_replay, 'publish a recorded bag on sim time (/clock first)'),
     'bag-info': (_bag_info, 'topics, message counts and duration of a bag'),
+    'report': (_report, 'a recorded match as one HTML page (plotly, offline) and a text summary'),
+    'view': (_view, 'serve a bag or the running teams to Foxglove (WebSocket on 127.0.0.1)'),
     'localize': (_localize, 'run localization and tracking offline over a capture; errors vs ground truth'),
 }
 

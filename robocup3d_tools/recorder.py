@@ -305,7 +305,8 @@ class Recorder:
         poses = forward_kinematics(body, dict(zip(js.name, js.position, strict=False)))
         frame = prefix.lstrip('/')
         base = f'{frame}/base_link'
-        tfs = [self.msgs.transform(ns, base, f'{frame}/{link}', m) for link, m in poses.items() if link != 'torso']
+        # every link, the torso too (base_link -> torso is the identity): rviz's RobotModel finds the URDF's root
+        tfs = [self.msgs.transform(ns, base, f'{frame}/{link}', m) for link, m in poses.items()]
         self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs))
 
     # -- monitor side

@@ -18,7 +18,7 @@ from robocup3d_bridge.trainer import MUJOCO_PLAY_MODES
 from robocup3d_tools.monitor_truth import SceneTracker, matrix_quaternion
 
 REPO = Path(__file__).resolve().parents[2]
-TEAM = f'Rec{os.getpid() % 10000}'
+TEAM = f'Rec{os.getpid() % 10000}'  # the team of the recorded_bag fixture (test/tools/conftest.py)
 
 
 def test_scene_tracker_on_the_captured_monitor_stream(shared_dir: Path) -> None:
@@ -48,61 +48,6 @@ def test_matrix_quaternion_round_trip() -> None:
         q = np.array(q, dtype=float) / np.linalg.norm(q)
         x, y, z, w = matrix_quaternion(quat_matrix(tuple(q)))
         assert np.allclose(np.array([w, x, y, z]) * np.sign(w * q[0] + x * q[1] + y * q[2] + z * q[3]), q, atol=1e-9)
-
-
-@pytest.fixture(scope='module')
-def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One T1 on a sync-mode RCSSServerMJ, recorded for 6 s of server time after it joined."""
-    if importlib.util.find_spec('rcsssmj') is None:
-        pytest.skip('rcssservermj not installed: pip install rcsssmj')
-    if importlib.util.find_spec('rosbags') is None:
-        pytest.skip('rosbags not installed: pip install rosbags')
-    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.recorder import record_command  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.team_config import PlayerConfig, TeamConfig  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415 - optional packages, after the skip
-
-    run = tmp_path_factory.mktemp('record')
-    env = ros_environment()
-    aport, mport = free_port(), free_port()
-    server = start_mujoco_server(run / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
-    recorder = runner = trainer = None
-    try:
-        trainer = connect_trainer(mport, Dialect.MUJOCO)
-        with open(run / 'recorder.log', 'ab') as out:
-            recorder = subprocess.Popen(
-                record_command(run / 'bag', [TEAM], mport),
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        team = TeamConfig('mujoco', TEAM, '127.0.0.1', aport, (PlayerConfig(1, 'T1'),))
-        runner = TeamRunner(team, run, env=env, extra_args=['--no-raw'], clock_player=1)
-        runner.start()
-        trainer.wait_for(lambda s: s.team_left == TEAM, 90.0)
-        time.sleep(2.0)  # the recorder finds the player's topics (it looks once a second)
-        trainer.poll(0.1)
-        trainer.kick_off('Left')
-        t0, w0 = trainer.state.server_time, time.monotonic()
-        end = w0 + 120.0
-        # 6 s of server time, and 6 s of wall time: on an idle machine a sync-mode server runs far ahead of
-        # the wall clock, and the recorder finds a topic up to a second after it appears
-        while (trainer.state.server_time - t0 < 6.0 or time.monotonic() - w0 < 6.0) and time.monotonic() < end:
-            trainer.poll(0.2)
-    finally:
-        if recorder is not None:
-            stop_process(recorder, timeout=20.0)
-        if runner is not None:
-            runner.stop()
-        if trainer is not None:
-            trainer.close()
-        stop_process(server)
-    assert recorder.returncode == 0, (run / 'recorder.log').read_text()
-    return run / 'bag'
 
 
 def _read(bag: Path) -> dict[str, list[tuple[int, object]]]:
