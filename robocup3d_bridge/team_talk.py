@@ -9,18 +9,20 @@ The characters are the base-89 digits of one 64-bit word::
     bits  field
     4     unum (1-15)
     4     stamp: the say cycle (server time / 20 ms) modulo 16
-    10+10 speaker x, y (team frame, 1/8 m steps over -64..64 m)
+    9+9   speaker x, y (team frame, 1/8 m steps over -32..32 m: both fields and their margins)
     5     speaker heading (11.25-degree steps)
-    10+10 ball x, y (team frame, as above)
+    9+9   ball x, y (team frame, as above)
     4     ball age at the say (0.1 s steps; 15: no ball known)
-    7     check: an HMAC-SHA256 of the team name and the 57 bits above, keyed by the
+    1     fallen: the speaker is down or getting up
+    2     intent: what the speaker is doing (:data:`INTENTS`: none, on the ball, set-play taker)
+    8     check: an HMAC-SHA256 of the team name and the 56 bits above, keyed by the
           team's secret (the team file's ``secret``, never sent); without a secret, a
           hash of the team name and the bits
 
 RCSSServerMJ lets both teams hear every message and sends no team name: the check
-turns away the other team's messages (and any garbled one) but 1 in 128. Without a
+turns away the other team's messages (and any garbled one) but 1 in 256. Without a
 secret an opponent who knows our name can make the check; with one it cannot, and a
-forger's guess passes 1 in 128 (the world model also drops stale and implausible reports).
+forger's guess passes 1 in 256 (the world model also drops stale and implausible reports).
 Positions are in the team frame (+x towards the goal we attack), which all
 teammates share. The receiver dates the message from the stamp: it was said
 ``(cycle_now - stamp) mod 16`` cycles ago (both servers deliver in 2 cycles).
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 __all__ = [
     'ALPHABET',
     'CYCLE',
+    'INTENTS',
     'MESSAGE_LENGTH',
     'SECRET_ENV',
     'TeamMessage',
@@ -60,12 +63,26 @@ SECRET_ENV = 'ROBOCUP3D_TEAM_SECRET'
 CYCLE = 0.02  # s, one server cycle on both servers
 _BASE = len(ALPHABET)  # 89
 _INDEX = {ch: i for i, ch in enumerate(ALPHABET)}
-_RANGE = 64.0  # m, |x|, |y| covered
+_RANGE = 32.0  # m, |x|, |y| covered
 _STEP = 0.125  # m
 _NO_BALL = 15
 _AGE_STEP = 0.1  # s
-_FIELDS = (('unum', 4), ('stamp', 4), ('x', 10), ('y', 10), ('heading', 5), ('bx', 10), ('by', 10), ('age', 4))
-_CHECK_BITS = 7
+_COORD_BITS = 9
+_FIELDS = (
+    ('unum', 4),
+    ('stamp', 4),
+    ('x', _COORD_BITS),
+    ('y', _COORD_BITS),
+    ('heading', 5),
+    ('bx', _COORD_BITS),
+    ('by', _COORD_BITS),
+    ('age', 4),
+    ('fallen', 1),
+    ('intent', 2),
+)
+_CHECK_BITS = 8
+#: what a speaker says it is doing (the ``intent`` field's values, by index)
+INTENTS = ('none', 'on_ball', 'taker')
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +94,8 @@ class TeammateReport:
     position: tuple[float, float] | None = None
     ball: tuple[float, float] | None = None
     ball_time: float | None = None  # s, when the speaker last saw the ball (default: ``time``)
+    fallen: bool = False  # the speaker is down or getting up
+    intent: str = 'none'  # one of INTENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +103,8 @@ class TeamMessage:
     """What one message says (team frame: m, rad, s).
 
     ``stamp`` is the say cycle modulo 16; ``ball`` is ``None`` when the speaker knows
-    no ball; ``ball_age`` is how old the speaker's ball sighting was when it spoke.
+    no ball; ``ball_age`` is how old the speaker's ball sighting was when it spoke;
+    ``intent`` is one of :data:`INTENTS`.
     """
 
     unum: int
@@ -94,6 +114,8 @@ class TeamMessage:
     heading: float
     ball: tuple[float, float] | None = None
     ball_age: float = 0.0
+    fallen: bool = False
+    intent: str = 'none'
 
 
 def server_cycle(time: float) -> int:
@@ -112,7 +134,7 @@ def heard_at(stamp: int, now: float) -> float:
 
 
 def _coord(v: float) -> int:
-    return max(0, min(1023, round((v + _RANGE) / _STEP)))
+    return max(0, min((1 << _COORD_BITS) - 1, round((v + _RANGE) / _STEP)))
 
 
 def _uncoord(i: int) -> float:
@@ -120,7 +142,7 @@ def _uncoord(i: int) -> float:
 
 
 def _check(team: str, data: int, secret: str = '') -> int:
-    """The 7-bit check: an HMAC-SHA256 keyed by the team's ``secret``, or without one a hash of the team name."""
+    """The 8-bit check: an HMAC-SHA256 keyed by the team's ``secret``, or without one a hash of the team name."""
     payload = team.encode('utf-8') + data.to_bytes(8, 'big')
     if secret:
         return hmac.new(secret.encode('utf-8'), payload, hashlib.sha256).digest()[0] & ((1 << _CHECK_BITS) - 1)
@@ -130,10 +152,12 @@ def _check(team: str, data: int, secret: str = '') -> int:
 def encode(msg: TeamMessage, team: str, secret: str = '') -> str:
     """The 10-character ``say`` text of ``msg`` for ``team``, checked with its ``secret``.
 
-    Raises ``ValueError`` on a bad unum.
+    Raises ``ValueError`` on a bad unum or intent.
     """
     if not 1 <= msg.unum <= 15:
         raise ValueError(f'unum {msg.unum} does not fit the message (1-15)')
+    if msg.intent not in INTENTS:
+        raise ValueError(f'intent {msg.intent!r} is not one of {INTENTS}')
     heading = round((msg.heading % (2 * math.pi)) / (2 * math.pi) * 32) % 32
     if msg.ball is None:
         bx = by = 0
@@ -150,6 +174,8 @@ def encode(msg: TeamMessage, team: str, secret: str = '') -> str:
         'bx': bx,
         'by': by,
         'age': age,
+        'fallen': int(bool(msg.fallen)),
+        'intent': INTENTS.index(msg.intent),
     }
     data = 0
     for name, bits in _FIELDS:
@@ -181,7 +207,7 @@ def decode(text: str, team: str, secret: str = '') -> TeamMessage | None:
     for name, bits in reversed(_FIELDS):
         values[name] = data & ((1 << bits) - 1)
         data >>= bits
-    if values['unum'] == 0:
+    if values['unum'] == 0 or values['intent'] >= len(INTENTS):
         return None
     ball = None
     if values['age'] != _NO_BALL:
@@ -195,6 +221,8 @@ def decode(text: str, team: str, secret: str = '') -> TeamMessage | None:
         heading=heading - 2 * math.pi if heading > math.pi else heading,
         ball=ball,
         ball_age=values['age'] * _AGE_STEP if ball is not None else 0.0,
+        fallen=bool(values['fallen']),
+        intent=INTENTS[values['intent']],
     )
 
 
@@ -209,4 +237,6 @@ def to_report(msg: TeamMessage, now: float, side: str) -> TeammateReport:
         position=(sign * msg.x, sign * msg.y),
         ball=ball,
         ball_time=None if msg.ball is None else said - msg.ball_age,
+        fallen=msg.fallen,
+        intent=msg.intent,
     )

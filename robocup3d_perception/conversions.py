@@ -143,7 +143,8 @@ def ball_stop_msg(state: WorldState, stamp: Time, frame: str = 'field') -> Point
 
 
 def players_msg(state: WorldState) -> String:
-    """Tracked robots as JSON (team frame): team, unum, teammate, x, y, vx, vy, sigma, age."""
+    """Tracked robots as JSON (team frame): team, unum, teammate, x, y, vx, vy, sigma, age; fallen and
+    intent as teammates last said them."""
     out = []
     for e in state.players:
         x, y, _ = to_team_frame(float(e.position[0]), float(e.position[1]), 0.0, state.side)
@@ -159,6 +160,8 @@ def players_msg(state: WorldState) -> String:
                 'vy': round(s * float(e.velocity[1]), 3),
                 'sigma': round(math.sqrt(float(e.covariance[0, 0] + e.covariance[1, 1])), 3),
                 'age': round(state.time - e.last_update, 3),
+                'fallen': e.fallen,
+                'intent': e.intent,
             }
         )
     return String(data=json.dumps({'time': state.time, 'side': state.side, 'players': out}))

@@ -37,13 +37,14 @@ class PlayerTrackerParameters:
 
 
 class _Track:
-    __slots__ = ('cov', 'time', 'updated', 'x')
+    __slots__ = ('cov', 'fallen', 'intent', 'time', 'updated', 'x')
 
     def __init__(self, time: float, xy: np.ndarray, sigma: float) -> None:
         self.x = np.array([xy[0], xy[1], 0.0, 0.0])
         self.cov = np.diag([sigma**2, sigma**2, 0.25, 0.25])
         self.time = time
         self.updated = time
+        self.fallen, self.intent = False, 'none'  # as the robot last said (teammates)
 
 
 class PlayerTracker:
@@ -95,9 +96,18 @@ class PlayerTracker:
         sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * dist, pose_sigma)
         self.observe(time, key, xy, sigma)
 
-    def observe_report(self, time: float, key: tuple[str | None, int | None], xy: tuple[float, float]) -> None:
-        """A teammate's report of its own position."""
+    def observe_report(
+        self,
+        time: float,
+        key: tuple[str | None, int | None],
+        xy: tuple[float, float],
+        fallen: bool = False,
+        intent: str = 'none',
+    ) -> None:
+        """A teammate's report of its own position, and whether it is down and what it is doing."""
         self.observe(time, key, np.asarray(xy, dtype=float), self.p.sigma_report)
+        track = self.tracks[key]
+        track.fallen, track.intent = fallen, intent
 
     def estimates(self, time: float, own_team: str | None) -> tuple[PlayerEstimate, ...]:
         """All live tracks predicted to ``time``; forgets old ones."""
@@ -115,6 +125,8 @@ class PlayerTracker:
                     velocity=frozen_array(t.x[2:]),
                     covariance=frozen_array(t.cov),
                     last_update=t.updated,
+                    fallen=t.fallen,
+                    intent=t.intent,
                 )
             )
         return tuple(out)

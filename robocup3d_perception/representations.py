@@ -147,6 +147,8 @@ class PlayerEstimate:
     velocity: np.ndarray  # (2,)
     covariance: np.ndarray  # (4, 4) x y vx vy
     last_update: float  # s
+    fallen: bool = False  # a teammate said it is down (team talk)
+    intent: str = 'none'  # what a teammate said it is doing (team_talk.INTENTS)
 
 
 @dataclass(frozen=True, slots=True)

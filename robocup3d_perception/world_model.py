@@ -181,7 +181,7 @@ class WorldModel:
                 seen = r.time if r.ball_time is None else r.ball_time
                 self.ball.observe_report(now, r.ball, max(0.0, now - seen), teammate=r.unum)
             if r.position is not None:
-                self.players.observe_report(r.time, (inp.team, r.unum), r.position)
+                self.players.observe_report(r.time, (inp.team, r.unum), r.position, r.fallen, r.intent)
         self.ball.predict(now)
         return WorldState(
             time=now,

@@ -7,8 +7,10 @@ role and asks motion for a task (:mod:`robocup3d_strategy.decision`) on ``motion
 reason of the last request (``shoot``, ``pass 4``, ``dribble``, ``support``, ...), who is on
 the ball, the set play's taker and whether the ball is known.
 It also speaks for the player: in its slot (``team_talk.is_my_slot``) it says the
-world model's pose and ball (``pose``, ``ball``, the last ``vision/ball`` sighting)
-as one ``team_talk`` message on ``say``, while the pose is certain enough.
+world model's pose and ball (``pose``, ``ball``, the last ``vision/ball`` sighting),
+whether it is down and what it is doing (on the ball, our set play's taker) as one
+``team_talk`` message on ``say``, while the pose is certain enough. Teammates that say
+they are down get no role until they say otherwise.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ class StrategyNode(Node):
             data = json.loads(msg.data)
             players = data.get('players', ())
             self._mates = tuple(
-                Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)))
+                Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)), p.get('fallen') is True)
                 for p in players
                 if p.get('teammate') and isinstance(p.get('unum'), int)
             )
@@ -206,6 +208,8 @@ class StrategyNode(Node):
                 heading=math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)),
                 ball=self._ball if ball_known else None,
                 ball_age=age if ball_known else 0.0,
+                fallen=self._fallen,
+                intent=self._intent(),
             ),
             self.team,
             self.secret,
@@ -213,6 +217,12 @@ class StrategyNode(Node):
         self.pub_say.publish(String(data=text))
         self._said_cycle = cycle
         self.said += 1
+
+    def _intent(self) -> str:
+        """What this player says it is doing (team_talk.INTENTS)."""
+        if self.decider.taker == self.unum:
+            return 'taker'
+        return 'on_ball' if self.decider.role == 'striker' else 'none'
 
 
 def main(args: list[str] | None = None) -> None:

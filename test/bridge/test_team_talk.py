@@ -13,6 +13,7 @@ from robocup3d_bridge.perception import parse_percept
 from robocup3d_bridge.protocol import check_say_mujoco, check_say_simspark
 from robocup3d_bridge.team_talk import (
     ALPHABET,
+    INTENTS,
     MESSAGE_LENGTH,
     TeamMessage,
     decode,
@@ -22,7 +23,7 @@ from robocup3d_bridge.team_talk import (
     server_cycle,
 )
 
-coord = st.floats(-63.9, 63.9)
+coord = st.floats(-31.9, 31.9)
 
 
 @given(
@@ -33,9 +34,11 @@ coord = st.floats(-63.9, 63.9)
     heading=st.floats(-math.pi, math.pi),
     ball=st.none() | st.tuples(coord, coord),
     age=st.floats(0.0, 1.4),
+    fallen=st.booleans(),
+    intent=st.sampled_from(INTENTS),
 )
-def test_round_trip_within_quantisation(unum, cycle, x, y, heading, ball, age) -> None:
-    msg = TeamMessage(unum, cycle % 16, x, y, heading, ball, age)
+def test_round_trip_within_quantisation(unum, cycle, x, y, heading, ball, age, fallen, intent) -> None:
+    msg = TeamMessage(unum, cycle % 16, x, y, heading, ball, age, fallen, intent)
     text = encode(msg, 'TeamA')
     # Legal on both servers as it is.
     assert len(text) == MESSAGE_LENGTH
@@ -44,6 +47,7 @@ def test_round_trip_within_quantisation(unum, cycle, x, y, heading, ball, age) -
     got = decode(text, 'TeamA')
     assert got is not None
     assert got.unum == unum and got.stamp == cycle % 16
+    assert got.fallen == fallen and got.intent == intent
     assert abs(got.x - x) <= 0.0625 + 1e-9 and abs(got.y - y) <= 0.0625 + 1e-9
     assert abs((got.heading - heading + math.pi) % (2 * math.pi) - math.pi) <= math.pi / 32 + 1e-9
     if ball is None:
@@ -64,7 +68,7 @@ def test_other_teams_and_garbage_are_turned_away() -> None:
     msgs = [TeamMessage(u, u, -u, u / 2, 0.1 * u, (u, -u), 0.3) for u in range(1, 12)]
     texts = [encode(m, 'TeamA') for m in msgs]
     assert all(decode(t, 'TeamA') is not None for t in texts)
-    # The check is 7 bits: another team's name turns away all but about 1 in 128.
+    # The check is 8 bits: another team's name turns away all but about 1 in 256.
     accepted = sum(decode(encode(m, f'Opp{i}'), 'TeamA') is not None for i in range(40) for m in msgs)
     assert accepted < 20
     assert decode(texts[0][:-1], 'TeamA') is None
@@ -73,6 +77,14 @@ def test_other_teams_and_garbage_are_turned_away() -> None:
     assert decode(flipped, 'TeamA') is None
     with pytest.raises(ValueError):
         encode(TeamMessage(0, 0, 0.0, 0.0, 0.0), 'TeamA')
+    with pytest.raises(ValueError):
+        encode(TeamMessage(1, 0, 0.0, 0.0, 0.0, intent='shoot'), 'TeamA')
+
+
+def test_positions_beyond_the_covered_range_are_clamped_to_its_edge() -> None:
+    got = decode(encode(TeamMessage(3, 0, 40.0, -40.0, 0.0, (33.0, 0.0)), 'TeamA'), 'TeamA')
+    assert got is not None and got.x == pytest.approx(31.875) and got.y == pytest.approx(-32.0)
+    assert got.ball is not None and got.ball[0] == pytest.approx(31.875)
 
 
 def test_slots_give_one_speaker_per_cycle() -> None:
