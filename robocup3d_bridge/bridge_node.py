@@ -235,9 +235,9 @@ class BridgeNode(Node):
             if v.ball is not None and wanted(self.pub_ball):
                 self.pub_ball.publish(conv.ball_point(v, stamp, self.camera_frame))
             if v.ball_position is not None and wanted(self.pub_gt_ball):
-                self.pub_gt_ball.publish(conv.ground_truth_ball(p, stamp))
+                self.pub_gt_ball.publish(conv.ground_truth_ball(p, stamp, self.protocol.side.value))
         if wanted(self.pub_gt):
-            gt = conv.ground_truth_pose(p, stamp)
+            gt = conv.ground_truth_pose(p, stamp, self.protocol.side.value)
             if gt is not None:
                 self.pub_gt.publish(gt)
         for msg in conv.hear_msgs(p):

@@ -223,8 +223,12 @@ def hear_msgs(p: Percept) -> list[String]:
     ]
 
 
-def ground_truth_pose(p: Percept, stamp: Time) -> PoseStamped | None:
-    """Server ground truth of the robot (MJ torso pose, or SimSpark mypos/myorien)."""
+def ground_truth_pose(p: Percept, stamp: Time, side: str = 'left') -> PoseStamped | None:
+    """Server ground truth of the robot in the world frame (MJ torso pose, or SimSpark mypos/myorien).
+
+    SimSpark says ``mypos``/``myorien`` in the agent's team frame, turned by 180 degrees on the
+    ``right`` side: they are turned back.
+    """
     msg = PoseStamped()
     msg.header.stamp = stamp
     msg.header.frame_id = 'world'
@@ -236,23 +240,27 @@ def ground_truth_pose(p: Percept, stamp: Time) -> PoseStamped | None:
         return msg
     v = p.vision
     if v is not None and v.my_position is not None:
-        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = v.my_position
-        yaw = v.my_orientation or 0.0
+        sign = -1.0 if side == 'right' else 1.0
+        x, y, z = v.my_position
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = sign * x, sign * y, z
+        yaw = (v.my_orientation or 0.0) + (math.pi if side == 'right' else 0.0)
         msg.pose.orientation.z = math.sin(yaw / 2)
         msg.pose.orientation.w = math.cos(yaw / 2)
         return msg
     return None
 
 
-def ground_truth_ball(p: Percept, stamp: Time) -> PointStamped | None:
-    """SimSpark's ``ballpos`` ground truth, when the server sends it."""
+def ground_truth_ball(p: Percept, stamp: Time, side: str = 'left') -> PointStamped | None:
+    """SimSpark's ``ballpos`` ground truth in the world frame, when sent (turned back on the right side)."""
     v = p.vision
     if v is None or v.ball_position is None:
         return None
     msg = PointStamped()
     msg.header.stamp = stamp
     msg.header.frame_id = 'world'
-    msg.point.x, msg.point.y, msg.point.z = v.ball_position
+    sign = -1.0 if side == 'right' else 1.0
+    x, y, z = v.ball_position
+    msg.point.x, msg.point.y, msg.point.z = sign * x, sign * y, z
     return msg
 
 

@@ -9,7 +9,9 @@ the file carries ground truth, the error statistics.
 Scoring:
 
 * position: torso (x, y) estimate against MJ ``pos``, or against SimSpark ``mypos``
-  (the head; on the Nao it sits straight above the torso origin when upright);
+  (the head; on the Nao it sits straight above the torso origin when upright). SimSpark
+  says ``mypos``, ``myorien`` and ``ballpos`` in the agent's team frame, turned by 180
+  degrees for the right team: they are turned back into the absolute frame;
 * heading: torso yaw against the yaw of MJ ``quat``; on SimSpark the camera's heading
   against ``myorien`` (which follows the head);
 * robustness: the file is streamed with a cap on the line length; a message whose time is
@@ -219,11 +221,17 @@ def run_capture(
             if _upright(p.torso_orientation) > 0.5:  # lying: the torso heading is not defined
                 sample.true_heading = _yaw_of_quat(p.torso_orientation)
         elif v.my_position is not None:
-            sample.true_xy = v.my_position[:2]
+            # rcssserver3d says mypos, myorien and ballpos in the agent's team frame: turned by 180 deg on the right
+            sign = -1.0 if our_side == 'right' else 1.0
+            sample.true_xy = (sign * v.my_position[0], sign * v.my_position[1])
             if v.my_orientation is not None:
-                sample.true_heading = v.my_orientation
+                turn = math.pi if our_side == 'right' else 0.0
+                sample.true_heading = math.remainder(v.my_orientation + turn, math.tau)
                 sample.heading = state.pose.camera_yaw
-        if v.ball_position is not None:
+            if v.ball_position is not None:
+                bx, by, bz = v.ball_position
+                sample.true_ball = (sign * bx, sign * by, bz)
+        if v.ball_position is not None and sample.true_ball is None:
             sample.true_ball = v.ball_position
         yield sample
 
