@@ -27,6 +27,8 @@ __all__ = ['Action', 'DribbleTask', 'GoToTask', 'KickTask', 'View', 'kick_pose',
 
 MAX_FALLS = 3
 LOST_TURN = 0.5  # rad/s turning in place to find a lost ball
+AVOID_RADIUS = 0.6  # m kept from other robots' centres while walking past them
+GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
 
 
@@ -90,6 +92,7 @@ class Task:
         self.falls = 0
         self._lost_since: float | None = None
         self._last_ball: tuple[float, float] | None = None
+        self.avoid: tuple[tuple[float, float], ...] = ()  # other robots to walk round (field frame)
 
     @property
     def over(self) -> bool:
@@ -151,8 +154,38 @@ class Task:
             a = a_robot + math.copysign(min(abs(delta), math.radians(60.0)), delta)
             r = clear + 0.1
             gx, gy = ball[0] + r * math.cos(a), ball[1] + r * math.sin(a)
+        gx, gy = detour(pose, (gx, gy), self.avoid)
         x, y = to_robot(pose, gx, gy)
         return x, y, wrap(gyaw - pose[2])
+
+
+def detour(
+    pose: tuple[float, float, float], goal: tuple[float, float], robots: tuple[tuple[float, float], ...]
+) -> tuple[float, float]:
+    """Where to walk towards ``goal`` so as to pass the first robot in the way :data:`AVOID_RADIUS` wide.
+
+    A robot is in the way when it is nearer than :data:`AVOID_RADIUS` to the straight path, ahead of
+    the walker and not at the goal itself (one cannot walk round what stands on the goal). The
+    waypoint is beside it, on the side of the path it is further from.
+    """
+    rx, ry = pose[0], pose[1]
+    sx, sy = goal[0] - rx, goal[1] - ry
+    length = math.hypot(sx, sy)
+    if length < 1e-6 or not robots:
+        return goal
+    ux, uy = sx / length, sy / length
+    first: tuple[float, float] | None = None  # (along, across) the path of the nearest robot in the way
+    for ox, oy in robots:
+        ax, ay = ox - rx, oy - ry
+        along, across = ax * ux + ay * uy, ux * ay - uy * ax  # across: + to the left of the path
+        in_way = 0.0 < along < length and abs(across) < AVOID_RADIUS
+        if in_way and math.hypot(ox - goal[0], oy - goal[1]) > GOAL_CLEAR and (first is None or along < first[0]):
+            first = (along, across)
+    if first is None:
+        return goal
+    along, across = first
+    lateral = across - math.copysign(AVOID_RADIUS + 0.1, across or 1.0)  # beside it, on the path's other side
+    return rx + along * ux - lateral * uy, ry + along * uy + lateral * ux
 
 
 def _creep(err: float, gain: float, floor: float, top: float, tol: float) -> float:
@@ -208,6 +241,9 @@ class GoToTask(Task):
         if math.hypot(x, y) < self.reach and abs(yaw) < self.reach_yaw:
             return self.end('done')
         self.phase = 'approaching'
+        wx, wy = detour(v.pose, self.goal[:2], self.avoid)
+        if (wx, wy) != self.goal[:2]:
+            x, y = to_robot(v.pose, wx, wy)
         return Action(walk_target=(x, y, yaw))
 
 

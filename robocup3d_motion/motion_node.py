@@ -254,7 +254,7 @@ class MotionCore:
         """
         running = self.task is not None and not self.task.over
         if running and self._task_request is not None and _same_task(req, self._task_request):
-            self.task.id, self._task_request = req.id, req
+            self.task.id, self.task.avoid, self._task_request = req.id, req.avoid, req
             return ''
         if self.walk is None:
             self.error = f'{req.kind} refused: {self.robot.name} has no walk in walk.yaml'
@@ -276,6 +276,7 @@ class MotionCore:
             task = GoToTask(req.id, t, bs.approach, (req.x, req.y, req.theta))
         if self.task is not None and not self.task.over:
             self.task.end('cancelled', f'replaced by {req.kind} {req.id}')
+        task.avoid = req.avoid
         self.task, self._task_request = task, req
         self._stand_asked = False
         return ''

@@ -8,7 +8,8 @@ goal we attack)::
     {"kind": "dribble", "target": [10.0, 2.0]}
 
 An optional ``id`` (an int) comes back in ``motion_state``'s ``task`` so that the asker can
-tell its request's outcome from an older one's. A plain word is still a skill name
+tell its request's outcome from an older one's. An optional ``avoid`` lists other robots'
+positions (``[[x, y], ...]``, at most :data:`MAX_AVOID`): the walk goes round them. A plain word is still a skill name
 (``stand``, ``KICK_LONG_RIGHT``, ``walk_set fast``). :func:`parse_request` refuses anything else
 with one line saying why: unknown kinds and keys, missing or non-finite values.
 Build requests in Python with the models and send ``request.to_text()``.
@@ -47,6 +48,8 @@ def _angle(v: Any) -> float:
 
 Metres = Annotated[float, PlainValidator(_coordinate)]
 Radians = Annotated[float, PlainValidator(_angle)]
+MAX_AVOID = 24  # robots a request may ask to walk round
+Obstacles = Annotated[tuple[tuple[Metres, Metres], ...], Field(max_length=MAX_AVOID)]
 
 
 class _Request(BaseModel):
@@ -66,6 +69,7 @@ class GoTo(_Request):
     x: Metres
     y: Metres
     theta: Radians = 0.0
+    avoid: Obstacles = ()
 
 
 class Kick(_Request):
@@ -74,6 +78,7 @@ class Kick(_Request):
     kind: Literal['kick'] = 'kick'
     target: tuple[Metres, Metres]
     kick: str = 'long'
+    avoid: Obstacles = ()
 
 
 class Dribble(_Request):
@@ -81,6 +86,7 @@ class Dribble(_Request):
 
     kind: Literal['dribble'] = 'dribble'
     target: tuple[Metres, Metres]
+    avoid: Obstacles = ()
 
 
 class SkillRequest(_Request):

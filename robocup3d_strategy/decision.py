@@ -16,6 +16,11 @@ team and FC Portugal's assign them:
   forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
   kept clear of the ball; without a roles file, their formation place moved with the ball.
 
+**Walking round robots.** Every task carries where the other robots are (``avoid``), and a
+walk to a place (not to the ball) the ball too: motion walks round them
+(:func:`robocup3d_motion.ball_skills.detour`). A set play's taker that walks away after its
+touch does not run into the ball again.
+
 **No double touch.** The player who took our set play may not touch the ball again until
 another player has (RCSSServerMJ gives the opponents a free kick for it): every player keeps
 it off the ball (:class:`Decider`) until another robot came within :data:`TOUCH` of the ball,
@@ -27,7 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from robocup3d_motion.requests import Dribble, GoTo, Kick, MotionRequest, SkillRequest
+from robocup3d_motion.requests import MAX_AVOID, Dribble, GoTo, Kick, MotionRequest, SkillRequest
 from robocup3d_strategy.on_ball import Choice, KickReach, choose_on_ball, far_kick
 from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
@@ -38,7 +43,7 @@ STRIKER_MARGIN = 0.5  # m another player must be closer by to take the ball over
 SET_PLAY_DISTANCE = 2.5  # m from the ball in the opponents' set plays
 SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
-REFRESH = 2.0  # s: the same request is sent again after this long
+REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
 RETOUCH_BAN = 20.0  # s at most a set play's taker is kept off the ball
@@ -121,6 +126,12 @@ def field_players(s: Situation) -> dict[int, tuple[float, float]]:
     if s.pose is not None and not s.fallen and s.unum != 1:
         out[s.unum] = (s.pose[0], s.pose[1])
     return out
+
+
+def others(s: Situation) -> tuple[tuple[float, float], ...]:
+    """Where the other robots are (teammates seen or heard lately, opponents), to walk round."""
+    mates = [(m.x, m.y) for m in s.mates if m.unum != s.unum and m.age <= MATE_AGE]
+    return tuple((round(x, 2), round(y, 2)) for x, y in [*mates, *s.opponents][:MAX_AVOID])
 
 
 def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
@@ -270,7 +281,11 @@ class Decider:
         finished = ours and task.get('phase') in ('done', 'failed', 'cancelled')
         if same_request(self.last, req) and not finished and now - self.sent_at < REFRESH:
             return None
-        req = req.model_copy(update={'id': self.next_id})
+        update: dict = {'id': self.next_id}
+        if isinstance(req, GoTo | Kick | Dribble):  # walk round the other robots, and round the ball unless going to it
+            ball = (s.ball,) if isinstance(req, GoTo) and s.ball is not None else ()
+            update['avoid'] = others(s) + tuple((round(x, 2), round(y, 2)) for x, y in ball)
+        req = req.model_copy(update=update)
         self.next_id += 1
         self.last, self.sent_at = req, now
         return req

@@ -15,7 +15,7 @@ import pytest
 
 from robocup3d_bridge.config_files import load_config
 from robocup3d_description.robots import robot_spec
-from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, View, kick_pose, to_robot
+from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, View, detour, kick_pose, to_robot
 from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionCore
@@ -189,6 +189,29 @@ def test_goto_walks_to_the_pose_and_is_done() -> None:
     assert math.hypot(robot.pose[0] - 2.0, robot.pose[1] + 1.0) < 0.15
 
 
+@pytest.mark.parametrize('offset', [-0.3, 0.0, 0.25])
+def test_goto_walks_round_a_robot_in_its_way(offset: float) -> None:
+    robot = Robot(0.0, 0.0, 0.0)
+    other = (2.0, offset)
+    task = GoToTask(3, 0.0, APPROACH, (4.0, 0.0, 0.0))
+    task.avoid = (other,)
+    closest = math.inf
+    while robot.t < 40.0 and not task.over:
+        robot.apply(task.step(View(robot.t, robot.pose)))
+        robot.move()
+        closest = min(closest, math.hypot(robot.pose[0] - other[0], robot.pose[1] - other[1]))
+    assert task.phase == 'done' and math.hypot(robot.pose[0] - 4.0, robot.pose[1]) < 0.15
+    assert closest > 0.45, f'passed {closest:.2f} m from the robot in the way'
+
+
+def test_detour_leaves_robots_out_of_the_way_or_on_the_goal_alone() -> None:
+    pose = (0.0, 0.0, 0.0)
+    assert detour(pose, (4.0, 0.0), ((2.0, 1.0), (-1.0, 0.0), (5.0, 0.0))) == (4.0, 0.0)  # beside, behind, beyond
+    assert detour(pose, (4.0, 0.0), ((4.2, 0.1),)) == (4.0, 0.0)  # on the goal: nothing to go round
+    wx, wy = detour(pose, (4.0, 0.0), ((3.0, 0.2), (1.5, -0.1)))  # the nearer one first, passed on its far side
+    assert wx == pytest.approx(1.5) and wy == pytest.approx(0.6)
+
+
 def test_dribble_walks_the_ball_to_the_target_keeping_it_close() -> None:
     spec = DribbleSpec(ball=(0.24, 0.0), speed=0.45)
     robot = Robot(-1.0, -1.0, 0.0)
@@ -221,6 +244,8 @@ def test_requests_round_trip_and_plain_skill_names() -> None:
     assert parse_request(Dribble(target=(1, 1)).to_text()).kind == 'dribble'
     assert parse_request(' stand ') == SkillRequest(name='stand')
     assert parse_request('walk_set fast').name == 'walk_set fast'
+    g = GoTo(x=1, y=2, avoid=((0.5, 1.0), (3.0, -2.0)), id=3)
+    assert parse_request(g.to_text()) == g
 
 
 @pytest.mark.parametrize(
@@ -235,6 +260,8 @@ def test_requests_round_trip_and_plain_skill_names() -> None:
         ('{"kind": "goto", "x": 1}', 'y'),
         ('{"kind": "goto", "x": "1", "y": 0}', 'finite number'),
         ('{"kind": "goto", "x": 1, "y": 0, "id": -1}', 'id'),
+        ('{"kind": "goto", "x": 1, "y": 0, "avoid": [[1, 2, 3]]}', 'avoid'),
+        ('{"kind": "dribble", "target": [1, 2], "avoid": [[0, 0]' + ', [0, 0]' * 24 + ']}', 'avoid'),
         ('{"kind": "kick"', 'not JSON'),
         ('[1, 2]', 'not a skill name'),
         ('(kick 1 2)', 'not a skill name'),

@@ -195,3 +195,11 @@ def test_a_player_that_lost_the_ball_turns_to_find_it() -> None:
     assert d.reason == 'search'
     turned = d.decide(situation(pose=(3.0, 1.0, 2.0), ball=None), 0.2)
     assert isinstance(turned, GoTo) and turned.theta == pytest.approx(math.remainder(3.5, math.tau))
+
+
+def test_every_walking_request_carries_the_other_robots_to_walk_round() -> None:
+    mates = [Mate(4, -4.3, 1.2), Mate(5, 3.0, 3.0, age=9.0)]  # 5 is stale
+    req = Decider().decide(situation(pose=(-3.0, 2.0, 0.0), ball=(-4.0, 1.5), mates=mates, opponents=[(1.0, 1.0)]), 0.0)
+    assert isinstance(req, GoTo) and set(req.avoid) == {(-4.3, 1.2), (1.0, 1.0), (-4.0, 1.5)}  # and the ball
+    req = Decider().decide(situation(pose=(-3.0, 2.0, 0.0), ball=(-3.5, 1.5), mates=mates, opponents=[(1.0, 1.0)]), 0.0)
+    assert isinstance(req, Dribble | Kick) and set(req.avoid) == {(-4.3, 1.2), (1.0, 1.0)}  # going to the ball
