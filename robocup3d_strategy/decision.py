@@ -5,8 +5,8 @@ frame, our goal at -x), the game state and what motion reports. The output is a 
 (:mod:`robocup3d_motion.requests`) or ``None`` (carry on). Roles, as UT Austin Villa's base
 team and FC Portugal's assign them:
 
-* player 1 is the **goalie**: on the goal line between the ball and the goal centre; it clears a
-  ball that comes into its area;
+* player 1 is the **goalie**: on the goal line between the ball and the goal centre; it comes out
+  to clear a ball that is, or will stop (the world model's ``ball/stop``), in our penalty box;
 * the **striker** (on the ball) is the field player nearest the ball
   (:func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
   :data:`MATE_AGE` or fallen do not count): it shoots, passes, clears or dribbles
@@ -14,7 +14,8 @@ team and FC Portugal's assign them:
   :data:`SET_PLAY_DISTANCE` from the ball in the opponents' set plays;
 * the others take the role places of ``config/roles.yaml`` (supporter, defenders, wings,
   forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
-  kept clear of the ball; without a roles file, their formation place moved with the ball.
+  kept clear of the ball and out of our goalie's area (the rules limit the players in it);
+  without a roles file, their formation place moved with the ball.
 
 **Walking round robots.** Every task carries where the other robots are (``avoid``), and a
 walk to a place (not to the ball) the ball too: motion walks round them
@@ -51,11 +52,19 @@ RETOUCH_BAN = 20.0  # s at most a set play's taker is kept off the ball
 
 @dataclass(frozen=True)
 class Field:
-    """Field size (m)."""
+    """Field size (m) and the two areas in front of each goal that rules concern.
+
+    ``box``: the area (depth, width) in which our goalie comes out to clear the ball;
+    ``area``: the area in which at most ``area_max`` of a team's players may stand (goalie
+    included), so the field players keep out of ours.
+    """
 
     length: float = 30.0
     width: float = 20.0
     goal_width: float = 2.1
+    box: tuple[float, float] = (1.8, 3.9)
+    area: tuple[float, float] = (1.8, 3.9)
+    area_max: int = 3
 
     @property
     def their_goal(self) -> tuple[float, float]:
@@ -65,8 +74,24 @@ class Field:
         hx, hy = self.length / 2.0 - margin, self.width / 2.0 - margin
         return max(-hx, min(hx, x)), max(-hy, min(hy, y))
 
+    def in_our(self, which: tuple[float, float], x: float, y: float, margin: float = 0.0) -> bool:
+        """Whether (x, y) is inside our ``box`` or ``area`` (given as ``which``), grown by ``margin``."""
+        depth, width = which
+        return x < -self.length / 2.0 + depth + margin and abs(y) < width / 2.0 + margin
 
-FIELDS = {'simspark': Field(30.0, 20.0, 2.1), 'mujoco': Field(55.0, 36.0, 3.66)}
+    def out_of_our_area(self, x: float, y: float, margin: float = 0.3) -> tuple[float, float]:
+        """(x, y), or in front of our ``area`` (by ``margin``) if it is inside it."""
+        if self.in_our(self.area, x, y, margin):
+            x = -self.length / 2.0 + self.area[0] + margin
+        return x, y
+
+
+# rcssserver3d 0.7.3: penalty area 1.8 x 3.9 m, at most 3 defenders in it; RCSSServerMJ's fifa7vs7
+# field: penalty area 9 x 16.5 m, goalie area 4 x 7.3 m with at most 2 players of a team in it
+FIELDS = {
+    'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 3.9), area=(1.8, 3.9), area_max=3),
+    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2),
+}
 
 
 @dataclass(frozen=True)
@@ -97,6 +122,7 @@ class Situation:
     roles: ServerRoles | None = None  # role places (config/roles.yaml) for this server
     place: tuple[float, float] | None = None  # the role place assigned to this player (set by assign)
     banned: int | None = None  # the set play's taker, kept off the ball (no double touch)
+    ball_stop: tuple[float, float] | None = None  # where the ball will stop (world model), if it rolls
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -172,6 +198,7 @@ class Striker:
             bx, by = s.ball
             d = math.hypot(bx + s.field.length / 2.0, by) or 1.0
             x, y = bx - SET_PLAY_DISTANCE * (bx + s.field.length / 2.0) / d, by - SET_PLAY_DISTANCE * by / d
+            x, y = s.field.out_of_our_area(x, y)
             return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'keep the distance')
         mates = {u: p for u, p in field_players(s).items() if u != s.unum}
         return choose_on_ball(
@@ -187,14 +214,17 @@ class Striker:
 
 
 class Goalie:
-    """Guards the goal; clears a ball in its area."""
+    """Guards the goal; comes out to clear a ball that is, or will stop, in our box, if no opponent is nearer it."""
 
     def act(self, s: Situation) -> Choice | None:
         line_x = -s.field.length / 2.0 + 0.4
         if s.ball is None:
             return Choice(GoTo(x=line_x, y=0.0, theta=0.0), 'guard')
         bx, by = s.ball
-        if bx < line_x + 3.0 and abs(by) < s.field.goal_width + 1.5 and s.phase in ('play_on', 'ours'):
+        stop = s.ball_stop or s.ball
+        ours = s.phase in ('play_on', 'ours')
+        mine = s.pose is None or all(_dist(o, s.ball) > _dist(s.pose[:2], s.ball) for o in s.opponents)
+        if ours and mine and (s.field.in_our(s.field.box, bx, by) or s.field.in_our(s.field.box, *stop)):
             away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
             kick = far_kick(s.kicks)
             return Choice(Kick(target=away, kick=kick.name) if kick is not None else Dribble(target=away), 'clear')
@@ -223,6 +253,7 @@ class Supporter:
         if d < clear:  # out of the striker's way
             k = clear / max(d, 1e-3)
             x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
+        x, y = s.field.out_of_our_area(x, y)  # the goalie's (the rules limit the players in it)
         return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'support')
 
 

@@ -89,6 +89,8 @@ class StrategyNode(Node):
         self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1)
         self.create_subscription(Odometry, 'ball', self._on_ball, 1)
         self.create_subscription(PointStamped, 'vision/ball', self._on_ball_seen, 1)
+        self.create_subscription(PointStamped, 'ball/stop', self._on_ball_stop, 1)
+        self._ball_stop: tuple[float, float] | None = None
         self._ball: tuple[float, float] | None = None
         self._ball_seen: float | None = None
         self._ball_sigma = math.inf
@@ -152,6 +154,7 @@ class StrategyNode(Node):
             phase=phase_of(self.play_mode, self.side),
             pose=self._pose,
             ball=self._ball if self._ball_fresh(now) else None,
+            ball_stop=self._ball_stop if self._ball_fresh(now) else None,
             home=self.home,
             field=self.field,
             mates=self._mates,
@@ -179,6 +182,10 @@ class StrategyNode(Node):
         self._ball = (p.x, p.y)
         cov = msg.pose.covariance
         self._ball_sigma = math.sqrt(max(0.0, cov[0] + cov[7]))
+
+    def _on_ball_stop(self, msg: PointStamped) -> None:
+        p = msg.point
+        self._ball_stop = (p.x, p.y) if math.isfinite(p.x) and math.isfinite(p.y) else None
 
     def _on_ball_seen(self, msg: PointStamped) -> None:
         self._ball_seen = seconds_from_stamp(msg.header.stamp)

@@ -203,3 +203,21 @@ def test_every_walking_request_carries_the_other_robots_to_walk_round() -> None:
     assert isinstance(req, GoTo) and set(req.avoid) == {(-4.3, 1.2), (1.0, 1.0), (-4.0, 1.5)}  # and the ball
     req = Decider().decide(situation(pose=(-3.0, 2.0, 0.0), ball=(-3.5, 1.5), mates=mates, opponents=[(1.0, 1.0)]), 0.0)
     assert isinstance(req, Dribble | Kick) and set(req.avoid) == {(-4.3, 1.2), (1.0, 1.0)}  # going to the ball
+
+
+def test_the_goalie_comes_out_for_a_ball_that_will_stop_in_the_box_unless_an_opponent_is_nearer() -> None:
+    keeper = {'unum': 1, 'pose': (-27.0, 0.0, 0.0)}
+    rolling = situation(**keeper, ball=(-15.0, 2.0))
+    assert isinstance(Decider().decide(rolling, 0.0), GoTo)  # 12 m out: guard the line
+    rolling.ball_stop = (-21.0, 1.0)  # but it will stop in the box (9 m deep)
+    assert Decider().decide(rolling, 0.0).kind == 'kick'
+    pressed = situation(**keeper, ball=(-22.0, 1.0), opponents=[(-21.5, 1.0)])
+    assert isinstance(Decider().decide(pressed, 0.0), GoTo)
+
+
+def test_field_players_keep_out_of_our_goalie_area() -> None:
+    s = situation(pose=(-20.0, 0.0, 0.0), ball=(-25.0, 0.0), mates=[Mate(4, -25.2, 0.3)])
+    s.roles = load_roles()['mujoco']  # the first slot, 2 m behind the ball, is in the goalie area
+    req = Decider().decide(s, 0.0)
+    assert isinstance(req, GoTo) and not FIELD.in_our(FIELD.area, req.x, req.y), req
+    assert req.x == pytest.approx(-27.5 + 4.0 + 0.3)
