@@ -208,6 +208,8 @@ class BridgeNode(Node):
                 self._contained('listener', 'cycle listener failed', exc)
 
     def _contained(self, where: str, what: str, exc: Exception) -> None:
+        if not self.context.ok():  # shutting down (Ctrl-C): publishers are gone, and that is no fault
+            return
         name = type(exc).__name__
         self.loop.report(f'callback:{where}', f'{what} ({name})', repr(exc)[:200], error=True)
 
