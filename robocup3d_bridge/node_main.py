@@ -32,6 +32,9 @@ def make_executor() -> object:
         return SingleThreadedExecutor()
 
 
+MAX_SPIN_ERRORS = 50  # spin_once errors in a row that end the process
+
+
 def spin_until_shutdown(executor: object, stop: Callable[[], bool] = lambda: False) -> None:
     """Spin until rclpy shuts down (Ctrl-C, SIGTERM).
 
@@ -39,9 +42,24 @@ def spin_until_shutdown(executor: object, stop: Callable[[], bool] = lambda: Fal
     (measured: timers and subscriptions stay silent), while ``spin_once`` works, so
     we loop on ``spin_once``; it returns as soon as one event has been handled.
     ``stop`` ends the loop early (a node that must end the process).
+
+    rclpy's ``spin_once`` can raise ``RuntimeError`` ("Unable to convert call argument '0' to
+    Python object") while Ctrl-C shuts the context down: that ends the loop quietly. While the
+    context is up, one such error is reported and the spin goes on; :data:`MAX_SPIN_ERRORS` in a
+    row re-raise it.
     """
+    errors = 0
     while rclpy.ok() and not stop():
-        executor.spin_once(timeout_sec=0.2)
+        try:
+            executor.spin_once(timeout_sec=0.2)
+            errors = 0
+        except RuntimeError as exc:
+            if not rclpy.ok():
+                return
+            errors += 1
+            if errors >= MAX_SPIN_ERRORS:
+                raise
+            print(f'robocup3d: rclpy spin_once failed ({exc}); going on', file=sys.stderr, flush=True)
 
 
 def spin_nodes(
