@@ -608,8 +608,10 @@ class MotionNode(Node):
         self.create_subscription(Twist, 'cmd_vel', self._on_cmd_vel, 1)
         self.create_subscription(PoseStamped, 'walk_target', self._on_walk_target, 1)
         # the world model's estimates (field frame), for tasks
-        self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1)
-        self.create_subscription(Odometry, 'ball', self._on_ball, 1)
+        self._world_subs = [
+            self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1),
+            self.create_subscription(Odometry, 'ball', self._on_ball, 1),
+        ]
         self._publish_gains()
         self._publish_state(force=True)
 
@@ -667,6 +669,20 @@ class MotionNode(Node):
         sigma = math.sqrt(max(0.0, cov[0] + cov[7]))
         with self._lock:
             self.core.on_ball(_seconds(msg.header.stamp), p.x, p.y, sigma)
+
+    def attach_world_model(self, world_model: object) -> None:
+        """Take the estimates straight from a world model node of this process, not from ``pose``/``ball``."""
+        for sub in self._world_subs:
+            self.destroy_subscription(sub)
+        self._world_subs = []
+        world_model.attach_listener(self.take_world)
+
+    def take_world(self, view: object) -> None:
+        """One world-model update (a ``robocup3d_perception.team_view.TeamView``: team frame)."""
+        with self._lock:
+            self.core.on_pose(view.time, *view.pose)
+            if view.ball is not None:
+                self.core.on_ball(view.time, *view.ball, view.ball_sigma)
 
     def _on_imu(self, msg: Imu) -> None:
         a, g = msg.angular_velocity, msg.linear_acceleration

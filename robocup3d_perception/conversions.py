@@ -21,6 +21,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from robocup3d_bridge.conversions import make_marker
 from robocup3d_perception.representations import CameraObservations, WorldState, frozen_array
+from robocup3d_perception.team_view import player_dicts, to_team_frame
 
 __all__ = [
     'ball_msg',
@@ -31,13 +32,6 @@ __all__ = [
     'to_team_frame',
     'world_markers',
 ]
-
-
-def to_team_frame(x: float, y: float, yaw: float, side: str) -> tuple[float, float, float]:
-    """Absolute frame -> our team frame (a 180-degree turn for the right team)."""
-    if side == 'right':
-        return -x, -y, (yaw + 2 * math.pi) % (2 * math.pi) - math.pi
-    return x, y, yaw
 
 
 def _quat(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
@@ -143,28 +137,8 @@ def ball_stop_msg(state: WorldState, stamp: Time, frame: str = 'field') -> Point
 
 
 def players_msg(state: WorldState) -> String:
-    """Tracked robots as JSON (team frame): team, unum, teammate, x, y, vx, vy, sigma, age; fallen and
-    intent as teammates last said them."""
-    out = []
-    for e in state.players:
-        x, y, _ = to_team_frame(float(e.position[0]), float(e.position[1]), 0.0, state.side)
-        s = -1.0 if state.side == 'right' else 1.0
-        out.append(
-            {
-                'team': e.team,
-                'unum': e.unum,
-                'teammate': e.teammate,
-                'x': round(x, 3),
-                'y': round(y, 3),
-                'vx': round(s * float(e.velocity[0]), 3),
-                'vy': round(s * float(e.velocity[1]), 3),
-                'sigma': round(math.sqrt(float(e.covariance[0, 0] + e.covariance[1, 1])), 3),
-                'age': round(state.time - e.last_update, 3),
-                'fallen': e.fallen,
-                'intent': e.intent,
-            }
-        )
-    return String(data=json.dumps({'time': state.time, 'side': state.side, 'players': out}))
+    """Tracked robots as JSON (team frame; :func:`robocup3d_perception.team_view.player_dicts`)."""
+    return String(data=json.dumps({'time': state.time, 'side': state.side, 'players': player_dicts(state)}))
 
 
 def _marker(ns: str, mid: int, mtype: int, stamp: Time, frame: str, rgba: tuple[float, float, float, float]) -> Marker:

@@ -16,6 +16,9 @@ With ``local`` (a player process that holds bridge and motion node too), the bri
 each cycle's percept over directly (:meth:`WorldModelNode.step_percept`) and the walk's
 velocity is read from the motion node: every cycle in order, none lost or late however
 busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are not read.
+Motion and strategy in the same process take each update straight from it as a
+:class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
+topics are then built only while someone else subscribes to them (a recorder, rviz, a test).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from robocup3d_perception.hearing import HEAR_OUTCOMES, implausible, teammate_re
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport
 from robocup3d_perception.representations import Odometry as WalkOdometry
+from robocup3d_perception.team_view import TeamView, team_view
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
 
 __all__ = ['WorldModelNode', 'main']
@@ -84,6 +88,7 @@ class WorldModelNode(Node):
         self._joints: dict[str, float] = {}
         self._play_mode: str | None = None
         self._reports: list[TeammateReport] = []  # heard since the last update
+        self._listeners: list[Callable[[TeamView], None]] = []  # nodes of this process that take each update
         self.heard = 0  # team-talk messages of teammates taken in
         self.hear_outcomes: Counter[str] = Counter(dict.fromkeys(HEAR_OUTCOMES, 0))  # heard messages by outcome
         self._last_report: dict[int, TeammateReport] = {}  # the last report taken in, per teammate
@@ -225,17 +230,41 @@ class WorldModelNode(Node):
         del self.cpu[:-1000]
         if state.time != inp.time:  # a late See: the estimate is as of the newest cycle
             stamp = stamp_from_seconds(state.time)
-        pose = conv.pose_msg(state, stamp, self.frame)
-        self.pub_pose.publish(pose)
-        if self._tf is not None:
-            self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
+        seen = inp.vision is not None
+        if self._listeners:
+            view = team_view(state, with_players=seen)
+            for take in self._listeners:
+                take(view)
+        # messages for the listeners outside this process (all of them when nothing takes the view)
+        every = not self._listeners
+        if every or self._tf is not None or _wanted(self.pub_pose):
+            pose = conv.pose_msg(state, stamp, self.frame)
+            if every or _wanted(self.pub_pose):
+                self.pub_pose.publish(pose)
+            if self._tf is not None:
+                self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
         if state.ball.valid:
-            self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
-            self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
-        if inp.vision is not None:
-            self.pub_players.publish(conv.players_msg(state))
-            if self.publish_markers and self.pub_markers.get_subscription_count() > 0:
+            if every or _wanted(self.pub_ball):
+                self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
+            if every or _wanted(self.pub_stop):
+                self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
+        if seen:
+            if every or _wanted(self.pub_players):
+                self.pub_players.publish(conv.players_msg(state))
+            if self.publish_markers and _wanted(self.pub_markers):
                 self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
+
+    def attach_listener(self, take: Callable[[TeamView], None]) -> None:
+        """Hand every update to ``take`` (a node of this process), in the team frame.
+
+        With a listener attached, ``pose``, ``ball``, ``ball/stop`` and ``players`` are built
+        and published only while someone subscribes to them.
+        """
+        self._listeners.append(take)
+
+
+def _wanted(pub: object) -> bool:
+    return pub.get_subscription_count() > 0
 
 
 def main(args: list[str] | None = None) -> None:

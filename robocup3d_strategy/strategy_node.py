@@ -29,6 +29,7 @@ from robocup3d_bridge import team_talk
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
+from robocup3d_perception.team_view import TeamView
 from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
 from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
 from robocup3d_strategy.on_ball import KickReach
@@ -76,7 +77,6 @@ class StrategyNode(Node):
         self.pub_request = self.create_publisher(String, 'motion_request', 10)
         self.pub_state = self.create_publisher(String, 'strategy_state', LATCHED)
         self._state: tuple | None = None
-        self.create_subscription(String, 'players', self._on_players, 1)
         self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
         self.create_subscription(String, 'game_state', self._on_game_state, LATCHED)
@@ -86,10 +86,13 @@ class StrategyNode(Node):
         #: the team's secret that keys team talk (never sent; default: env ROBOCUP3D_TEAM_SECRET)
         self.secret = str(self.declare_parameter('team_secret', os.environ.get(team_talk.SECRET_ENV, '')).value)
         self.pub_say = self.create_publisher(String, 'say', 1)
-        self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1)
-        self.create_subscription(Odometry, 'ball', self._on_ball, 1)
-        self.create_subscription(PointStamped, 'vision/ball', self._on_ball_seen, 1)
-        self.create_subscription(PointStamped, 'ball/stop', self._on_ball_stop, 1)
+        self._world_subs = [
+            self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1),
+            self.create_subscription(Odometry, 'ball', self._on_ball, 1),
+            self.create_subscription(PointStamped, 'vision/ball', self._on_ball_seen, 1),
+            self.create_subscription(PointStamped, 'ball/stop', self._on_ball_stop, 1),
+            self.create_subscription(String, 'players', self._on_players, 1),
+        ]
         self._ball_stop: tuple[float, float] | None = None
         self._ball: tuple[float, float] | None = None
         self._ball_seen: float | None = None
@@ -122,20 +125,22 @@ class StrategyNode(Node):
 
     def _on_players(self, msg: String) -> None:
         try:
-            data = json.loads(msg.data)
-            players = data.get('players', ())
-            self._mates = tuple(
-                Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)), p.get('fallen') is True)
-                for p in players
-                if p.get('teammate') and isinstance(p.get('unum'), int)
-            )
-            self._opponents = tuple(
-                (float(p['x']), float(p['y']))
-                for p in players
-                if not p.get('teammate') and float(p.get('age', 0.0)) <= MATE_AGE
-            )
+            self._take_players(json.loads(msg.data).get('players', ()))
         except (ValueError, TypeError, KeyError, AttributeError):
             self.get_logger().error('players is not the JSON the world model sends; ignored', throttle_duration_sec=5.0)
+
+    def _take_players(self, players: object) -> None:
+        """Teammates and opponents from the world model's ``players`` list."""
+        self._mates = tuple(
+            Mate(int(p['unum']), float(p['x']), float(p['y']), float(p.get('age', 0.0)), p.get('fallen') is True)
+            for p in players
+            if p.get('teammate') and isinstance(p.get('unum'), int)
+        )
+        self._opponents = tuple(
+            (float(p['x']), float(p['y']))
+            for p in players
+            if not p.get('teammate') and float(p.get('age', 0.0)) <= MATE_AGE
+        )
 
     def _on_motion_state(self, msg: String) -> None:
         try:
@@ -191,28 +196,49 @@ class StrategyNode(Node):
         self._ball_seen = seconds_from_stamp(msg.header.stamp)
 
     def _on_pose(self, msg: PoseWithCovarianceStamped) -> None:
-        """Say our pose and ball in our slot (the pose comes once or twice per server cycle)."""
-        now = seconds_from_stamp(msg.header.stamp)
-        p, q = msg.pose.pose.position, msg.pose.pose.orientation
-        self._pose = (p.x, p.y, math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+        p, q, cov = msg.pose.pose.position, msg.pose.pose.orientation, msg.pose.covariance
+        yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+        self._take_pose(seconds_from_stamp(msg.header.stamp), (p.x, p.y, yaw), math.sqrt(max(cov[0] + cov[7], 0.0)))
+
+    def attach_world_model(self, world_model: object) -> None:
+        """Take the estimates straight from a world model node of this process, not from its topics."""
+        for sub in self._world_subs:
+            self.destroy_subscription(sub)
+        self._world_subs = []
+        world_model.attach_listener(self.take_world)
+
+    def take_world(self, view: TeamView) -> None:
+        """One world-model update (team frame), as the topics would bring it."""
+        if view.ball is not None:
+            self._ball, self._ball_sigma = view.ball, view.ball_sigma
+            self._ball_stop = view.ball_stop
+        self._ball_seen = view.ball_seen
+        if view.players is not None:
+            try:
+                self._take_players(view.players)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                self.get_logger().error('malformed players from the world model; ignored', throttle_duration_sec=5.0)
+        self._take_pose(view.time, view.pose, view.pose_sigma)
+
+    def _take_pose(self, now: float, pose: tuple[float, float, float], sigma: float) -> None:
+        """Decide, and say our pose and ball in our slot (the pose comes once or twice per server cycle)."""
+        self._pose = pose
         if (self.play and now - self._decided_at >= DECIDE_PERIOD) or now < self._decided_at:
             self._decide(now)
         cycle = team_talk.server_cycle(now)
         if cycle == self._said_cycle or not self.team or not team_talk.is_my_slot(self.unum, cycle, self.say_period):
             return
-        cov = msg.pose.covariance
-        if math.sqrt(max(cov[0] + cov[7], 0.0)) > MAX_SAY_SIGMA:
+        if sigma > MAX_SAY_SIGMA:
             return
-        p, q = msg.pose.pose.position, msg.pose.pose.orientation
         age = now - self._ball_seen if self._ball_seen is not None else math.inf
         ball_known = self._ball is not None and 0.0 <= age <= MAX_BALL_AGE
         text = team_talk.encode(
             team_talk.TeamMessage(
                 unum=self.unum,
                 stamp=cycle % 16,
-                x=p.x,
-                y=p.y,
-                heading=math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)),
+                x=pose[0],
+                y=pose[1],
+                heading=pose[2],
                 ball=self._ball if ball_known else None,
                 ball_age=age if ball_known else 0.0,
                 fallen=self._fallen,

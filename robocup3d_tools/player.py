@@ -162,10 +162,15 @@ def main(argv: list[str] | None = None) -> int:
             wm.walk_velocity = (lambda: walk.odometry) if walk is not None else None
         if local:  # bridge and motion share this process: hand each cycle over directly
             made['bridge'].attach_motion(node.step_percept)
+            if wm is not None:  # and the world model's estimates, without DDS
+                node.attach_world_model(wm)
         return node
 
     def strategy(**kw: object) -> StrategyNode:
-        return StrategyNode(namespace=ns, parameter_overrides=[*common, Parameter('play', value=not args.no_play)])
+        node = StrategyNode(namespace=ns, parameter_overrides=[*common, Parameter('play', value=not args.no_play)])
+        if local and made.get('world_model') is not None:
+            node.attach_world_model(made['world_model'])
+        return node
 
     def world_model(**kw: object) -> WorldModelNode:
         extra = [
