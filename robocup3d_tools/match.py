@@ -171,6 +171,8 @@ def check_args(args: argparse.Namespace) -> None:
             raise ValueError(f'rcssserver3d plays 1 or 2 halves, not {args.halves}')
         if args.no_server:
             raise ValueError('--no-server is for RCSSServerMJ; on simspark the match starts its own rcssserver3d')
+        if args.record:
+            raise ValueError('--record is for RCSSServerMJ matches so far; on simspark use robocup3d record beside it')
         if args.opponent_cmd is not None and not 1 <= args.opponent_players <= 11:
             raise ValueError(f'--opponent-players must be 1-11, got {args.opponent_players}')
     elif args.opponent_cmd is not None:

@@ -116,7 +116,8 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             result.opponent_agents = _wait_opponent(trainer, watcher, opponent, args, log)
         else:
             right = load_team(_our_team(args, args.teams[1], aport))
-            runner = TeamRunner(right, run_dir, env=env, extra_args=['--no-raw'])
+            no_play = ['--no-play'] if args.opponent == 'formation' else []
+            runner = TeamRunner(right, run_dir, env=env, extra_args=['--no-raw', *no_play])
             runner.start(stagger=0.2)
             runners.append(runner)
             _wait_players(trainer, watcher, 2 * len(ours.players), timeout=90.0, log=log)
