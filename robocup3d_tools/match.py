@@ -1,10 +1,12 @@
-"""``robocup3d match``: a whole match on the embedded RCSSServerMJ, with a result summary.
+"""``robocup3d match``: a whole match on RCSSServerMJ or rcssserver3d, with a result summary.
 
-Starts the server headless on loopback (unless ``--no-server``), connects as the
-monitor/trainer, puts two of our teams on the field, gives the kick-off, plays for
-``--duration`` seconds of game time and prints what happened: score, play modes,
-per-player cycles, late replies, latency and restarts. Everything it started is
-stopped at the end, also on Ctrl-C.
+Starts the server headless on loopback (the embedded RCSSServerMJ by default, unless
+``--no-server``; rcssserver3d from PATH with ``--server simspark``), connects as the
+monitor/trainer, puts our team on the left and the right team on the field (ours, or on
+rcssserver3d any team given by its start command, ``--opponent-cmd``), gives each half's
+kick-off, plays ``--halves`` of ``--half-time`` seconds of game time and prints what happened:
+the score of each half, play modes, per-player cycles, late replies, latency and restarts.
+Everything it started is stopped at the end, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
+from robocup3d_tools.opponent import OpponentError
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
 from robocup3d_tools.team_runner import TeamRunner
 
-__all__ = ['MatchResult', 'main', 'run_match']
+__all__ = ['MatchResult', 'format_result', 'main', 'match_parser', 'play_halves', 'run_match']
 
 
 @dataclass
@@ -33,6 +36,10 @@ class MatchResult:
 
     teams: tuple[str, str]
     mode: str = 'real time'  # or 'sync'
+    server: str = 'RCSSServerMJ'  # or 'rcssserver3d'
+    half_scores: list[tuple[int, int]] = field(default_factory=list)  # the score at the end of each half
+    opponent: str = ''  # the right team's start command, if it is not ours
+    opponent_agents: int = 0  # how many of its agents joined
     score: tuple[int, int] = (0, 0)
     play_modes: list[str] = field(default_factory=list)
     game_time: float = 0.0
@@ -76,12 +83,38 @@ def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
     return TeamConfig('mujoco', name, '127.0.0.1', port, tuple(PlayerConfig(u, robot) for u in range(1, players + 1)))
 
 
+#: (halves, seconds of game time per half) when not given: the README's short RCSSServerMJ match;
+#: on rcssserver3d the rules' two halves of 5 minutes
+DEFAULT_HALVES = {'mujoco': (1, 30.0), 'simspark': (2, 300.0)}
+#: wall seconds without the game time moving after which a half is given up (a stalled server or team)
+STALL_SECONDS = 60.0
+
+
 def match_parser() -> argparse.ArgumentParser:
     """Arguments of ``robocup3d match``."""
     p = argparse.ArgumentParser(prog='robocup3d match', description=__doc__.splitlines()[0])
-    p.add_argument('--players', type=int, default=3, help='players per team (1-7; default 3 fits 2 cores)')
-    p.add_argument('--robot', choices=('T1', 'K1'), default='T1')
-    p.add_argument('--duration', type=float, default=30.0, help='seconds of play after the kick-off')
+    p.add_argument(
+        '--server',
+        choices=('mujoco', 'simspark'),
+        default='mujoco',
+        help='mujoco: the embedded RCSSServerMJ (default); simspark: rcssserver3d from PATH, 11 Nao a side',
+    )
+    p.add_argument(
+        '--players', type=int, default=None, help='our players per team (mujoco 1-7, default 3; simspark 1-11, 11)'
+    )
+    p.add_argument('--robot', choices=('T1', 'K1'), default='T1', help='mujoco only')
+    p.add_argument(
+        '--team-config', default='team_simspark.yaml', help='simspark: our team file (types per player number)'
+    )
+    p.add_argument('--halves', type=int, default=None, help='halves to play (default: mujoco 1, simspark 2)')
+    p.add_argument(
+        '--half-time',
+        '--duration',
+        dest='half_time',
+        type=float,
+        default=None,
+        help='seconds of game time per half (default: mujoco 30, simspark 300); --duration is its old name',
+    )
     p.add_argument('--teams', nargs=2, default=('Robo3dA', 'Robo3dB'), metavar=('LEFT', 'RIGHT'))
     p.add_argument('--run-dir', default='runs/match', help='server and player logs go here')
     p.add_argument(
@@ -90,8 +123,21 @@ def match_parser() -> argparse.ArgumentParser:
         default='ours',
         help='the right team: our full team, or ours keeping its formation places only (no play)',
     )
+    p.add_argument(
+        '--opponent-cmd',
+        metavar='SHELL_COMMAND',
+        default=None,
+        help='simspark: the right team is another team started by this shell command; {host} {port} '
+        '{monitor_port} {team} in it (and ROBOCUP3D_HOST/PORT/MONITOR_PORT/TEAM in its environment) name the server',
+    )
+    p.add_argument(
+        '--opponent-players', type=int, default=11, help='--opponent-cmd: how many of its players to wait for'
+    )
+    p.add_argument(
+        '--opponent-timeout', type=float, default=90.0, help='--opponent-cmd: seconds to wait for its players'
+    )
     p.add_argument('--sync', action='store_true', help='the server waits for every player each cycle (slow machines)')
-    p.add_argument('--no-server', action='store_true', help='use a server that is already running')
+    p.add_argument('--no-server', action='store_true', help='mujoco: use a server that is already running')
     p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
     p.add_argument('--monitor-port', type=int, default=0, help='monitor port (default: free, or 60001)')
     p.add_argument(
@@ -108,10 +154,38 @@ def match_parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """Fill in the per-server defaults; ValueError for what cannot be played."""
+    halves, half_time = DEFAULT_HALVES[args.server]
+    args.halves = halves if args.halves is None else args.halves
+    args.half_time = half_time if args.half_time is None else args.half_time
+    if args.players is None:
+        args.players = 3 if args.server == 'mujoco' else 11
+    most = 7 if args.server == 'mujoco' else 11
+    if not 1 <= args.players <= most:
+        raise ValueError(f'--players must be 1-{most} on {args.server}, got {args.players}')
+    if args.halves < 1 or not args.half_time > 0:
+        raise ValueError(f'--halves must be >= 1 and --half-time > 0, got {args.halves} and {args.half_time}')
+    if args.server == 'simspark':
+        if args.halves > 2:
+            raise ValueError(f'rcssserver3d plays 1 or 2 halves, not {args.halves}')
+        if args.no_server:
+            raise ValueError('--no-server is for RCSSServerMJ; on simspark the match starts its own rcssserver3d')
+        if args.record:
+            raise ValueError('--record is for RCSSServerMJ matches so far; on simspark use robocup3d record beside it')
+        if args.opponent_cmd is not None and not 1 <= args.opponent_players <= 11:
+            raise ValueError(f'--opponent-players must be 1-11, got {args.opponent_players}')
+    elif args.opponent_cmd is not None:
+        raise ValueError('--opponent-cmd needs --server simspark (on RCSSServerMJ use --opponent ours|formation)')
+
+
 def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     """Play one match; always cleans up what it started."""
-    if not 1 <= args.players <= 7:
-        raise ValueError(f'--players must be 1-7 (ssim rules), got {args.players}')
+    check_args(args)
+    if args.server == 'simspark':
+        from robocup3d_tools.simspark_match import run_simspark_match  # noqa: PLC0415
+
+        return run_simspark_match(args, log)
     env = ros_environment()
     run_dir = Path(args.run_dir)
     aport = args.port or (60000 if args.no_server else free_port())
@@ -121,7 +195,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     runners: list[TeamRunner] = []
     watcher = None
     recorder = None
-    result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time')
+    result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time', server='RCSSServerMJ')
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
@@ -144,28 +218,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             _wait(trainer, watcher, 4.0)  # the left team must be in before the right one joins
         _wait_players(trainer, watcher, 2 * args.players, timeout=60.0, log=log)
         log(f'{len(watcher.latest)} players connected; kick-off {args.teams[0]}')
-        trainer.kick_off('Left')
-        start_time = trainer.state.game_time
-        play_t0 = time.monotonic()
-        modes = [trainer.state.play_mode]
-        end = time.monotonic() + args.duration * (20.0 if args.sync else 1.0) + 30.0  # sync: as slow as it must
-        while trainer.state.game_time - start_time < args.duration and time.monotonic() < end:
-            _wait(trainer, watcher, 0.5)
-            if trainer.state.play_mode != modes[-1]:
-                modes.append(trainer.state.play_mode)
-                log(
-                    f'  {trainer.state.game_time:7.2f} s  {trainer.state.play_mode}  '
-                    f'{trainer.state.score_left}:{trainer.state.score_right}'
-                )
-            for r in runners:
-                for line in r.poll():
-                    log(f'  {line}')
-        s = trainer.state
-        result.score = (s.score_left, s.score_right)
-        result.play_modes = modes
-        result.game_time = s.game_time - start_time
-        result.play_wall_time = time.monotonic() - play_t0
-        log(f'play ended: {result.game_time:.1f} s of game time in {result.play_wall_time:.1f} s')
+        play_halves(trainer, watcher, runners, args, result, log, server_halves=False)
         watcher.spin_for(1.2)
         result.players = dict(sorted(watcher.latest.items()))
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
@@ -181,6 +234,69 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             stop_process(server)
         result.wall_time = time.monotonic() - t0
     return result
+
+
+def play_halves(
+    trainer: TrainerClient,
+    watcher: _DiagnosticsWatcher | None,
+    runners: list[TeamRunner],
+    args: argparse.Namespace,
+    result: MatchResult,
+    log: callable,
+    server_halves: bool,
+    tick: callable = lambda: None,
+) -> None:
+    """Kick off each half (left team first, then alternating) and play it; fills ``result``.
+
+    ``server_halves``: the server ends a half by itself and waits in BeforeKickOff for the next
+    kick-off (rcssserver3d); otherwise (RCSSServerMJ, which plays on) a half ends after
+    ``args.half_time`` s of game time and the next one starts with a kick-off for the other side.
+    ``tick`` runs every half second (e.g. to watch an opponent's processes). A half may take any
+    wall time (a loaded machine slows the server down); the match ends early only when the game
+    time stands still for :data:`STALL_SECONDS`.
+    """
+    start_time = trainer.state.game_time
+    play_t0 = time.monotonic()
+    modes = [trainer.state.play_mode]
+    stalled = False
+    for h in range(args.halves):
+        side = ('Left', 'Right')[h % 2]
+        if h and server_halves:  # the server is in BeforeKickOff of the next half: let players beam first
+            _wait(trainer, watcher, 3.0)
+        log(f'half {h + 1}: kick-off {result.teams[h % 2]}')
+        trainer.kick_off(side)
+        end_game = start_time + (h + 1) * args.half_time
+        last_time, last_change = trainer.state.game_time, time.monotonic()
+        while True:
+            _wait(trainer, watcher, 0.5)
+            s = trainer.state
+            if s.play_mode != modes[-1]:
+                modes.append(s.play_mode)
+                log(f'  {s.game_time:7.2f} s  half {s.half}  {s.play_mode}  {s.score_left}:{s.score_right}')
+            for r in runners:
+                for line in r.poll():
+                    log(f'  {line}')
+            tick()
+            if (server_halves and (s.play_mode == 'GameOver' or s.half > h + 1)) or (
+                not server_halves and s.game_time >= end_game
+            ):
+                break
+            if s.game_time != last_time:
+                last_time, last_change = s.game_time, time.monotonic()
+            elif time.monotonic() - last_change > STALL_SECONDS:
+                log(f'warning: the game time stood still at {s.game_time:.2f} s for {STALL_SECONDS:.0f} s; match ended')
+                stalled = True
+                break
+        s = trainer.state
+        result.half_scores.append((s.score_left, s.score_right))
+        if stalled or s.play_mode == 'GameOver':
+            break
+    s = trainer.state
+    result.score = (s.score_left, s.score_right)
+    result.play_modes = modes
+    result.game_time = s.game_time - start_time
+    result.play_wall_time = time.monotonic() - play_t0
+    log(f'play ended: {result.game_time:.1f} s of game time in {result.play_wall_time:.1f} s')
 
 
 def _wait(trainer: TrainerClient, watcher: _DiagnosticsWatcher | None, seconds: float) -> None:
@@ -208,7 +324,15 @@ def format_result(r: MatchResult) -> str:
         f'=== {r.teams[0]} {r.score[0]} : {r.score[1]} {r.teams[1]} ===',
         f'played {r.game_time:.1f} s of game time in {r.play_wall_time:.1f} s of wall time '
         f'(real-time factor {r.game_time / max(r.play_wall_time, 1e-9):.2f}; {r.wall_time:.1f} s with set-up; '
-        f'server in {r.mode} mode)',
+        f'{r.server} in {r.mode} mode)',
+    ]
+    before = (0, 0)
+    for i, (left, right) in enumerate(r.half_scores, 1):
+        lines.append(f'half {i}: {left - before[0]} : {right - before[1]} (after it {left} : {right})')
+        before = (left, right)
+    if r.opponent:
+        lines.append(f'right team: {r.opponent_agents} agents of `{r.opponent}`')
+    lines += [
         f'play modes: {" -> ".join(r.play_modes)}',
         f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',
     ]
@@ -227,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     args = match_parser().parse_args(argv)
     try:
         result = run_match(args, log=lambda m: print(m, flush=True))
-    except (ValueError, FileNotFoundError, TimeoutError) as exc:
+    except (ValueError, FileNotFoundError, TimeoutError, OpponentError) as exc:
         print(f'robocup3d match: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:

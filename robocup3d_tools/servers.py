@@ -6,6 +6,7 @@ import contextlib
 import ctypes
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import socket
@@ -19,6 +20,7 @@ from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
 
 _PR_SET_PDEATHSIG = 1
+_SOCCER_VAR = re.compile(r"\s*addSoccerVar\('(\w+)',")
 
 __all__ = [
     'END_WITH_PARENT',
@@ -137,12 +139,17 @@ def stop_process(proc: subprocess.Popen, timeout: float = 5.0) -> None:
 
 
 def start_simspark_server(
-    run_dir: Path, agent_port: int, monitor_port: int, env: dict[str, str] | None = None
+    run_dir: Path,
+    agent_port: int,
+    monitor_port: int,
+    env: dict[str, str] | None = None,
+    soccer: dict[str, str] | None = None,
 ) -> subprocess.Popen:
     """Start rcssserver3d (must be on PATH) from ``run_dir`` with settings of its own (:func:`simspark_settings`).
 
     ``env`` ``SIMSPARK_SYNC=1`` runs it in sync mode (it waits for every agent's reply), and
-    ``SIMSPARK_REALTIME=0`` lets it run as fast as the agents answer. It ignores SIGTERM: stop it
+    ``SIMSPARK_REALTIME=0`` lets it run as fast as the agents answer. ``soccer`` sets soccer variables
+    of its ``naosoccersim.rb`` (e.g. ``{'RuleHalfTime': '60.0'}``). It ignores SIGTERM: stop it
     with ``stop_process(proc, timeout=0)`` (SIGKILL).
     """
     exe = shutil.which('rcssserver3d')
@@ -151,7 +158,11 @@ def start_simspark_server(
     env = dict(os.environ if env is None else env)
     run_dir.mkdir(parents=True, exist_ok=True)
     script = simspark_settings(
-        Path(exe), run_dir, sync=env.get('SIMSPARK_SYNC') == '1', realtime=env.get('SIMSPARK_REALTIME') != '0'
+        Path(exe),
+        run_dir,
+        sync=env.get('SIMSPARK_SYNC') == '1',
+        realtime=env.get('SIMSPARK_REALTIME') != '0',
+        soccer=soccer,
     )
     env['HOME'] = str(run_dir)  # it reads spark.rb from $HOME/.simspark
     cmd = [exe, '--agent-port', str(agent_port), '--server-port', str(monitor_port), '--script-path', str(script)]
@@ -167,7 +178,9 @@ def start_simspark_server(
         )
 
 
-def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bool = True) -> Path:
+def simspark_settings(
+    exe: Path, run_dir: Path, sync: bool = False, realtime: bool = True, soccer: dict[str, str] | None = None
+) -> Path:
     """Write rcssserver3d's settings for one run into ``run_dir``; the path of its ``rcssserver3d.rb``.
 
     From the installed defaults (``<prefix>/share/simspark/spark.rb``, ``share/rcssserver3d/rcssserver3d.rb``):
@@ -175,8 +188,9 @@ def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bo
     the agent control single-threaded (sync mode needs it, and with a thread per agent 0.7.3 died of a
     ``boost::lock_error`` in ``AgentThread`` when 11 players left at once on a loaded machine);
     ``sync``: the agent control in sync mode;
-    ``realtime`` off: no timer, the simulation runs as fast as the agents answer. The user's own
-    ``~/.simspark`` is neither read nor changed.
+    ``realtime`` off: no timer, the simulation runs as fast as the agents answer; ``soccer``: values
+    of ``addSoccerVar`` in a copy of ``naosoccersim.rb`` in ``run_dir`` (the server reads its cwd
+    first). The user's own ``~/.simspark`` is neither read nor changed.
     """
     share = exe.resolve().parents[1] / 'share'
     settings = {
@@ -190,7 +204,27 @@ def simspark_settings(exe: Path, run_dir: Path, sync: bool = False, realtime: bo
     script = run_dir / 'rcssserver3d.rb'
     realtime_mode = {'$enableRealTimeMode': 'true' if realtime else 'false'}
     script.write_text(_set_ruby(share / 'rcssserver3d' / 'rcssserver3d.rb', realtime_mode), encoding='utf-8')
+    if soccer:
+        text = _set_soccer_vars(share / 'rcssserver3d' / 'naosoccersim.rb', soccer)
+        (run_dir / 'naosoccersim.rb').write_text(text, encoding='utf-8')
     return script
+
+
+def _set_soccer_vars(path: Path, values: dict[str, str]) -> str:
+    """``path``'s Ruby text with its ``addSoccerVar('Name', value)`` lines set to ``values`` (each must occur)."""
+    try:
+        lines = path.read_text(encoding='utf-8').splitlines()
+    except OSError as exc:
+        raise FileNotFoundError(f'rcssserver3d is installed without {path}: {exc}') from None
+    missing = set(values)
+    for i, line in enumerate(lines):
+        m = _SOCCER_VAR.match(line)
+        if m and m.group(1) in values:
+            lines[i] = f"addSoccerVar('{m.group(1)}', {values[m.group(1)]})"
+            missing.discard(m.group(1))
+    if missing:
+        raise ValueError(f'{path} does not set {sorted(missing)}: not the rcssserver3d 0.7.3 this was written for')
+    return '\n'.join(lines) + '\n'
 
 
 def _set_ruby(path: Path, values: dict[str, str]) -> str:

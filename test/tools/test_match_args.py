@@ -1,0 +1,53 @@
+"""``robocup3d match`` arguments and opponent commands, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from robocup3d_tools.match import check_args, main, match_parser
+from robocup3d_tools.opponent import OpponentError, format_command
+
+
+def _args(*argv: str):
+    args = match_parser().parse_args(list(argv))
+    check_args(args)
+    return args
+
+
+def test_defaults_per_server() -> None:
+    """The README's command stays one 30 s half of 3 v 3; rcssserver3d gets the rules' 2 x 300 s and 11 Nao."""
+    mj = _args()
+    assert (mj.server, mj.halves, mj.half_time, mj.players) == ('mujoco', 1, 30.0, 3)
+    ss = _args('--server', 'simspark', '--opponent-cmd', 'start.sh {host} {port}')
+    assert (ss.halves, ss.half_time, ss.players) == (2, 300.0, 11)
+    assert _args('--duration', '12').half_time == 12.0  # the old name still works
+
+
+@pytest.mark.parametrize(
+    ('argv', 'message'),
+    [
+        (['--server', 'simspark', '--halves', '3'], '1 or 2 halves'),
+        (['--opponent-cmd', 'x'], 'needs --server simspark'),
+        (['--players', '8'], '--players must be 1-7'),
+        (['--server', 'simspark', '--players', '12'], '--players must be 1-11'),
+        (['--half-time', '0'], '--half-time > 0'),
+    ],
+)
+def test_what_cannot_be_played_is_refused(argv: list[str], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        _args(*argv)
+
+
+def test_bad_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['--server', 'simspark', '--halves', '3']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ['robocup3d match: rcssserver3d plays 1 or 2 halves, not 3']
+
+
+def test_opponent_command_placeholders() -> None:
+    cmd = format_command('./start.sh {host} {port} {team} --mon {monitor_port} {{literal}}', '127.0.0.1', 3, 4, 'B')
+    assert cmd == './start.sh 127.0.0.1 3 B --mon 4 {literal}'
+    with pytest.raises(OpponentError, match='placeholders'):
+        format_command('./start.sh {prot}', '127.0.0.1', 3, 4, 'B')
+    with pytest.raises(OpponentError, match='empty'):
+        format_command('  ', '127.0.0.1', 3, 4, 'B')
