@@ -399,7 +399,7 @@ SAY_DROPPED_OR_TRUNCATED = [
 def test_simspark_say_accepts_what_arrived_unchanged(text: str) -> None:
     assert check_say_simspark(text) == text
     enc = SimSparkProtocol(nao(0), 'Alpha', 1).encode(Action(say=text))
-    assert enc.text == f'(say {text})(syn)'
+    assert enc.text == f'(syn)(say {text})'
 
 
 @pytest.mark.parametrize('text', SAY_DROPPED_OR_TRUNCATED)
@@ -444,7 +444,7 @@ def test_simspark_velocity_is_clamped_with_a_warning() -> None:
     proto = SimSparkProtocol(nao(0), 'Alpha', 1)
     max_speed = nao(0).by_name['hj1'].max_speed
     enc = proto.encode(Action(joints=JointCommand(velocity={'hj1': 100.0, 'laj1': -1.0})))
-    he1, lae1 = enc.text.removesuffix('(syn)').strip('()').split(')(')
+    he1, lae1 = enc.text.removeprefix('(syn)').strip('()').split(')(')
     assert he1.split()[0] == 'he1' and float(he1.split()[1]) == pytest.approx(max_speed, abs=1e-4)
     assert lae1 == 'lae1 -1'
     assert len(enc.warnings) == 1 and 'hj1' in enc.warnings[0]
@@ -470,8 +470,8 @@ def test_simspark_beam_is_sent_in_the_team_frame_for_both_sides() -> None:
     proto = SimSparkProtocol(nao(1), 'Beta', 1)
     for side in (Side.LEFT, Side.RIGHT):  # the server mirrors a right-team beam itself
         proto.side = side
-        assert proto.encode(Action(beam=(-2.0, 1.0, 0.0))).text == '(beam -2 1 0)(syn)'
-    assert proto.encode(Action(beam=(-4.0, 1.0, math.radians(30)))).text == '(beam -4 1 30)(syn)'
+        assert proto.encode(Action(beam=(-2.0, 1.0, 0.0))).text == '(syn)(beam -2 1 0)'
+    assert proto.encode(Action(beam=(-4.0, 1.0, math.radians(30)))).text == '(syn)(beam -4 1 30)'
 
 
 def test_mujoco_beam_refuses_the_opponent_half_and_negates_y_on_the_right() -> None:
@@ -493,7 +493,8 @@ def test_hello_and_init_messages() -> None:
 
 
 @pytest.mark.parametrize('proto', protocols(), ids=['simspark', 'mujoco'])
-def test_every_encoded_action_ends_with_syn(proto: SimSparkProtocol | MujocoProtocol) -> None:
+def test_every_encoded_action_carries_one_syn(proto: SimSparkProtocol | MujocoProtocol) -> None:
+    """First on rcssserver3d (it stalled in sync mode with it last), last on RCSSServerMJ."""
     actions = [
         Action(),
         Action(joints=JointCommand(velocity={'hj1': 0.5})),
@@ -503,7 +504,8 @@ def test_every_encoded_action_ends_with_syn(proto: SimSparkProtocol | MujocoProt
     ]
     for a in actions:
         text = proto.encode(a).text
-        assert text.endswith('(syn)') and text.count('(syn)') == 1
+        where = text.startswith if isinstance(proto, SimSparkProtocol) else text.endswith
+        assert where('(syn)') and text.count('(syn)') == 1
 
 
 # --- robocup3d inspect on the real captures ------------------------------------------------------------------------
