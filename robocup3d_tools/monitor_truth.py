@@ -15,13 +15,15 @@ gives the world poses. Pure Python and numpy (no rclpy).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TextIO
 
 import numpy as np
 
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp
 
-__all__ = ['SceneTracker', 'Truth', 'matrix_quaternion', 'server_time']
+__all__ = ['SceneTracker', 'Truth', 'matrix_quaternion', 'read_truths', 'server_time']
 
 
 @dataclass
@@ -172,3 +174,26 @@ def matrix_quaternion(m: np.ndarray) -> tuple[float, float, float, float]:
         w, x, y, z = (r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s
     n = math.sqrt(w * w + x * x + y * y + z * z) or 1.0
     return x / n, y / n, z / n, w / n
+
+
+def read_truths(
+    batch: Iterable[bytes | str], state: object, tracker: SceneTracker, dump: TextIO | None = None
+) -> Iterator[tuple[int, Truth]]:
+    """Monitor messages into ``state`` (a ``MonitorState``: play mode, score, ...) and ``tracker``;
+    ``(server time in ns, truth)`` for each that updates the scene at a known time. ``dump`` gets
+    every message as a line."""
+    from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
+
+    for raw in batch:
+        text = raw if isinstance(raw, str) else bytes(raw).decode('ascii', 'replace')
+        if dump is not None:
+            dump.write(text + '\n')
+        try:
+            parse_monitor_message(text, 'mujoco', state)
+        except MonitorParseError:
+            pass
+        if not tracker.update(text):
+            continue
+        truth = tracker.truth()
+        if truth.time is not None:
+            yield round(truth.time * 1e9), truth

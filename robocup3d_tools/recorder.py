@@ -337,7 +337,7 @@ class Recorder:
 
     def poll_monitor(self) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
-        from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import read_truths  # noqa: PLC0415
 
         if self.trainer is None:
             return
@@ -348,20 +348,7 @@ class Recorder:
             self.trainer.close()
             self.trainer = None
             return
-        for raw in batch:
-            text = bytes(raw).decode('ascii', 'replace')
-            if self.dump is not None:
-                self.dump.write(text + '\n')
-            try:
-                parse_monitor_message(text, 'mujoco', self.monitor_state)
-            except MonitorParseError:
-                pass
-            if not self.tracker.update(text):
-                continue
-            truth = self.tracker.truth()
-            if truth.time is None:
-                continue
-            ns = round(truth.time * 1e9)
+        for ns, truth in read_truths(batch, self.monitor_state, self.tracker, self.dump):
             self.now_ns = max(self.now_ns, ns)
             self._write_truth(ns, truth)
 

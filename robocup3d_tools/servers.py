@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from robocup3d_bridge.link import LinkDown
@@ -212,32 +213,36 @@ def simspark_settings(
 
 def _set_soccer_vars(path: Path, values: dict[str, str]) -> str:
     """``path``'s Ruby text with its ``addSoccerVar('Name', value)`` lines set to ``values`` (each must occur)."""
-    try:
-        lines = path.read_text(encoding='utf-8').splitlines()
-    except OSError as exc:
-        raise FileNotFoundError(f'rcssserver3d is installed without {path}: {exc}') from None
-    missing = set(values)
-    for i, line in enumerate(lines):
+
+    def name(line: str) -> str | None:
         m = _SOCCER_VAR.match(line)
-        if m and m.group(1) in values:
-            lines[i] = f"addSoccerVar('{m.group(1)}', {values[m.group(1)]})"
-            missing.discard(m.group(1))
-    if missing:
-        raise ValueError(f'{path} does not set {sorted(missing)}: not the rcssserver3d 0.7.3 this was written for')
-    return '\n'.join(lines) + '\n'
+        return m.group(1) if m else None
+
+    return _set_lines(path, values, name, lambda n, v: f"addSoccerVar('{n}', {v})")
 
 
 def _set_ruby(path: Path, values: dict[str, str]) -> str:
     """``path``'s Ruby text with the global ``$name = value`` assignments set to ``values`` (each must occur)."""
+
+    def name(line: str) -> str | None:
+        return None if '=' not in line or line.lstrip().startswith('#') else line.split('=', 1)[0].strip()
+
+    return _set_lines(path, values, name, lambda n, v: f'{n} = {v}')
+
+
+def _set_lines(
+    path: Path, values: dict[str, str], name_of: Callable[[str], str | None], render: Callable[[str, str], str]
+) -> str:
+    """``path``'s text with each line that ``name_of`` names in ``values`` replaced by ``render(name, value)``."""
     try:
         lines = path.read_text(encoding='utf-8').splitlines()
     except OSError as exc:
         raise FileNotFoundError(f'rcssserver3d is installed without {path}: {exc}') from None
     missing = set(values)
     for i, line in enumerate(lines):
-        name = line.split('=', 1)[0].strip()
-        if name in values and '=' in line and not line.lstrip().startswith('#'):
-            lines[i] = f'{name} = {values[name]}'
+        name = name_of(line)
+        if name in values:
+            lines[i] = render(name, values[name])
             missing.discard(name)
     if missing:
         raise ValueError(f'{path} does not set {sorted(missing)}: not the rcssserver3d 0.7.3 this was written for')

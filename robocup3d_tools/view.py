@@ -246,8 +246,7 @@ class _Monitor:
 
     def poll(self, view: ViewServer) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
-        from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
-        from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import matrix_quaternion, read_truths  # noqa: PLC0415
 
         if self.trainer is None:
             return
@@ -258,18 +257,7 @@ class _Monitor:
             self.trainer.close()
             self.trainer = None
             return
-        for raw in batch:
-            text = bytes(raw).decode('ascii', 'replace')
-            try:
-                parse_monitor_message(text, 'mujoco', self.state)
-            except MonitorParseError:
-                pass
-            if not self.tracker.update(text):
-                continue
-            truth = self.tracker.truth()
-            if truth.time is None:
-                continue
-            ns = round(truth.time * 1e9)
+        for ns, truth in read_truths(batch, self.state, self.tracker):
             s = self.state
             game = {
                 'play_mode': s.play_mode,
