@@ -23,7 +23,7 @@ import numpy as np
 
 from robocup3d_bridge.sexp import SExpParseError, parse_sexp
 
-__all__ = ['SceneTracker', 'Truth', 'matrix_quaternion', 'read_truths', 'server_time']
+__all__ = ['SceneTracker', 'Truth', 'game_of', 'matrix_quaternion', 'read_truths', 'server_time']
 
 
 @dataclass
@@ -197,3 +197,19 @@ def read_truths(
         truth = tracker.truth()
         if truth.time is not None:
             yield round(truth.time * 1e9), truth
+
+
+def game_of(state: object, fouls: bool = False) -> dict:
+    """The game as the monitor last told it (a ``MonitorState``): play mode, time, half, score, teams[, fouls]."""
+    game = {
+        'play_mode': state.play_mode,
+        'game_time': state.game_time,
+        'half': state.half,
+        'score_left': state.score_left,
+        'score_right': state.score_right,
+        'team_left': state.team_left,
+        'team_right': state.team_right,
+    }
+    if fouls:
+        game['fouls'] = [list(f) for f in state.fouls]
+    return game

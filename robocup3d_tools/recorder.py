@@ -353,6 +353,8 @@ class Recorder:
             self._write_truth(ns, truth)
 
     def _write_truth(self, ns: int, truth: object) -> None:
+        from robocup3d_tools.monitor_truth import game_of  # noqa: PLC0415
+
         s = self.monitor_state
         if truth.ball is not None:
             self.write(
@@ -369,16 +371,7 @@ class Recorder:
             tfs.append(self.msgs.transform(ns, 'world', f'{team}/p{unum}/base_link', m))
         if tfs:
             self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
-        game = {
-            'play_mode': s.play_mode,
-            'game_time': s.game_time,
-            'half': s.half,
-            'score_left': s.score_left,
-            'score_right': s.score_right,
-            'team_left': s.team_left,
-            'team_right': s.team_right,
-            'fouls': [list(f) for f in s.fouls],
-        }
+        game = game_of(s, fouls=True)
         key = json.dumps({k: v for k, v in game.items() if k != 'game_time'}, sort_keys=True)
         second = int(ns // 1_000_000_000)
         if (key, second) != self._last_game:

@@ -246,7 +246,7 @@ class _Monitor:
 
     def poll(self, view: ViewServer) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
-        from robocup3d_tools.monitor_truth import matrix_quaternion, read_truths  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import game_of, matrix_quaternion, read_truths  # noqa: PLC0415
 
         if self.trainer is None:
             return
@@ -259,15 +259,7 @@ class _Monitor:
             return
         for ns, truth in read_truths(batch, self.state, self.tracker):
             s = self.state
-            game = {
-                'play_mode': s.play_mode,
-                'game_time': s.game_time,
-                'half': s.half,
-                'score_left': s.score_left,
-                'score_right': s.score_right,
-                'team_left': s.team_left,
-                'team_right': s.team_right,
-            }
+            game = game_of(s)
             view.state.set_game(game)
             key = (s.play_mode, s.score_left, s.score_right, s.team_left, s.team_right, int(s.game_time or 0))
             if key != self._game_key:
