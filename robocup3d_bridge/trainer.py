@@ -508,6 +508,8 @@ class TrainerClient:
         # a full scene is ~100 kB (rcssserver3d) and grows with the robots: the agents' 64 kB cap is too small
         self.link = ServerLink(host, port, connect_timeout, max_message=MAX_MESSAGE_SIZE)
         self.state = MonitorState()
+        #: called with every monitor message :meth:`poll` applies (e.g. to gather match statistics)
+        self.listeners: list[Callable[[bytes], None]] = []
 
     # -- connection
     def connect(self) -> None:
@@ -555,6 +557,8 @@ class TrainerClient:
                 parse_monitor_message(msg, self.dialect, self.state)
             except MonitorParseError as exc:
                 error = error or exc
+            for take in self.listeners:
+                take(msg)
         if error is not None:
             raise error
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
+from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
@@ -47,6 +48,7 @@ class MatchResult:
     play_wall_time: float = 0.0  # wall seconds from the kick-off to the end
     players: dict[str, dict[str, str]] = field(default_factory=dict)  # from /diagnostics
     restarts: dict[str, int] = field(default_factory=dict)
+    stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls, fouls (RCSSServerMJ)
 
 
 class _DiagnosticsWatcher:
@@ -199,6 +201,8 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
+        stats = MatchStats()
+        trainer.listeners.append(stats.take)
         log(f'server up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
         if args.record:
@@ -223,6 +227,9 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         result.players = dict(sorted(watcher.latest.items()))
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
         trainer.close()
+        analysed = stats.analysis()
+        if analysed is not None:
+            result.stats = summary_lines(analysed[0], stats.fouls)
     finally:
         if recorder is not None:
             stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag
@@ -332,6 +339,7 @@ def format_result(r: MatchResult) -> str:
         before = (left, right)
     if r.opponent:
         lines.append(f'right team: {r.opponent_agents} agents of `{r.opponent}`')
+    lines += r.stats
     lines += [
         f'play modes: {" -> ".join(r.play_modes)}',
         f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',

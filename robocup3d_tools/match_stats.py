@@ -1,0 +1,109 @@
+"""A live match's statistics from RCSSServerMJ's monitor stream, for ``robocup3d match``'s summary.
+
+:class:`MatchStats` takes every monitor message the match's trainer connection receives
+(``TrainerClient.listeners``): the ground truth (ball and robots, :mod:`~robocup3d_tools.monitor_truth`),
+the game state and the fouls. At the end it builds a :class:`~robocup3d_tools.match_data.MatchData`
+and analyses it as ``robocup3d report`` analyses a bag (:mod:`~robocup3d_tools.match_analysis`):
+goals and their scorers, possession, kicks, shots and passes, falls and get-ups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+from robocup3d_bridge.trainer import MonitorState
+from robocup3d_perception.field import field_for
+from robocup3d_tools.match_analysis import Analysis, analyze
+from robocup3d_tools.match_data import MatchData, Series
+from robocup3d_tools.monitor_truth import SceneTracker, game_of, matrix_quaternion, read_truths
+
+__all__ = ['MatchStats', 'summary_lines']
+
+ROBOT_EVERY = 5  # monitor messages per robot sample (10 Hz): enough for falls and possession
+
+
+class MatchStats:
+    """Gathers the ground truth of one RCSSServerMJ match; :meth:`analysis` at the end."""
+
+    def __init__(self) -> None:
+        self.state = MonitorState()
+        self.tracker = SceneTracker()
+        self.ball: list[tuple[float, ...]] = []
+        self.robots: dict[str, list[tuple[float, ...]]] = {}
+        self.games: list[tuple[float, dict]] = []
+        self.fouls: Counter[tuple[str, str]] = Counter()  # (side, kind) -> count
+        self._seen_fouls: set[tuple] = set()
+        self._n = 0
+        self._game_key: tuple | None = None
+
+    def take(self, raw: bytes) -> None:
+        """One monitor message (a ``TrainerClient`` listener)."""
+        self._take_truth(raw)
+        t = self.state.server_time
+        for kind, team, unum in self.state.fouls:  # a message lists the fouls it reports
+            mark = (kind, team, unum, round(t or 0.0))  # the same foul repeats while it stands
+            if mark not in self._seen_fouls:
+                self._seen_fouls.add(mark)
+                self.fouls[('left' if team == 1 else 'right', kind)] += 1
+
+    def _take_truth(self, raw: bytes) -> None:
+        for ns, truth in read_truths([raw], self.state, self.tracker):
+            t = ns / 1e9
+            if truth.ball is not None:
+                self.ball.append((t, *truth.ball))
+            self._n += 1
+            if self._n % ROBOT_EVERY == 0:
+                for (team, unum), m in truth.robots.items():
+                    self.robots.setdefault(f'{team}/p{unum}', []).append((t, *m[:3, 3], *matrix_quaternion(m)))
+            s = self.state
+            key = (s.play_mode, s.score_left, s.score_right, s.team_left, s.team_right, s.half)
+            if key != self._game_key:
+                self._game_key = key
+                self.games.append((t, game_of(s)))
+
+    def analysis(self) -> tuple[Analysis, MatchData] | None:
+        """The match analysed, or None before any ground truth came."""
+        if not self.ball and not self.robots:
+            return None
+        times = [r[0] for r in self.ball] + [r[0] for rows in self.robots.values() for r in rows]
+        data = MatchData(Path('(live)'), min(times), max(times), field_for('mujoco'))
+        data.ball = Series.of(self.ball, 3) if self.ball else None
+        data.truth = {p: Series.of(rows, 7) for p, rows in self.robots.items()}
+        data.games = list(self.games)
+        last = self.games[-1][1] if self.games else {}
+        data.sides = {t: side for t, side in ((last.get('team_left'), 'left'), (last.get('team_right'), 'right')) if t}
+        return analyze(data), data
+
+
+def summary_lines(a: Analysis, fouls: Counter | None = None) -> list[str]:
+    """Goals (time, team, scorer), possession, kicks, shots, passes, set plays, fouls, falls per team."""
+    names = {'left': a.team_left or 'left', 'right': a.team_right or 'right'}
+    lines = []
+    for g in a.goals:
+        scoring = [k for k in a.kicks if k.t <= g.t and k.outcome in ('goal', 'own goal')]
+        kick = max(scoring, key=lambda k: k.t, default=None)
+        by = ''
+        if kick is not None and kick.kicker:
+            by = f' by {kick.kicker}' + (' (own goal)' if kick.outcome == 'own goal' else '')
+        lines.append(f'goal: {g.t - a.start:6.1f} s  {names[g.team]}{by}  ({g.score_left}:{g.score_right})')
+    share = a.possession_share
+    if not any(math.isnan(v) for v in share.values()):
+        lines.append(f'possession: {names["left"]} {share["left"]:.0%}, {names["right"]} {share["right"]:.0%}')
+    for side in ('left', 'right'):
+        mine = [k for k in a.kicks if k.team == side]
+        shots = sum(k.shot for k in mine)
+        passes = sum(k.outcome == 'teammate' for k in mine)
+        players = [s for s in a.players.values() if s.side == side]
+        falls = sum(len(s.falls) for s in players)
+        ups = [f.getup_time for s in players for f in s.falls if f.getup_time is not None]
+        up = f', get-up {sum(ups) / len(ups):.1f} s on average' if ups else ''
+        foul = ''
+        if fouls is not None:
+            mine_f = {kind: n for (s, kind), n in fouls.items() if s == side}
+            foul = ', fouls: ' + (', '.join(f'{n} {k}' for k, n in sorted(mine_f.items())) or 'none')
+        lines.append(
+            f'{names[side]}: {len(mine)} kicks, {shots} shots, {passes} passes to a teammate, {falls} falls{up}{foul}'
+        )
+    return lines

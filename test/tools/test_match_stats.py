@@ -1,0 +1,42 @@
+"""robocup3d match's statistics from a real RCSSServerMJ monitor stream (robocup3d_tools.match_stats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from robocup3d_tools.match_stats import MatchStats, summary_lines
+
+
+def _monitor_lines(shared_dir: Path) -> list[str]:
+    return (shared_dir / 'captures/rcssservermj/monitor_rsmp.txt').read_text().splitlines()
+
+
+def test_the_live_stream_gives_the_robots_the_ball_and_the_teams(shared_dir: Path) -> None:
+    stats = MatchStats()
+    assert stats.analysis() is None  # nothing seen yet
+    for _ in range(2):  # the capture twice over: enough robot samples
+        for line in _monitor_lines(shared_dir):
+            stats.take(line.encode())
+    analysed = stats.analysis()
+    assert analysed is not None
+    a, data = analysed
+    assert 'Probe/p1' in data.truth and data.truth['Probe/p1'].v.shape[1] == 7
+    assert data.ball is not None and abs(data.ball.v[0][2] - 0.11) < 0.01  # the ball on the centre spot
+    assert a.team_left == 'Probe' and a.score == (0, 0)
+    lines = summary_lines(a, stats.fouls)
+    assert any(line.startswith('Probe: 0 kicks') and 'fouls: none' in line for line in lines), lines
+
+
+def test_a_foul_the_stream_repeats_is_counted_once(shared_dir: Path) -> None:
+    stats = MatchStats()
+    lines = _monitor_lines(shared_dir)
+    for line in lines:
+        stats.take(line.encode())
+    last = lines[-1]
+    fouled = last.replace('(play_mode 3)', '(play_mode 3)(foul double_touch 1 2)', 1)
+    assert fouled != last
+    for _ in range(3):
+        stats.take(fouled.encode())
+    assert stats.fouls == {('left', 'double_touch'): 1}
+    a, _ = stats.analysis()
+    assert any('fouls: 1 double_touch' in line for line in summary_lines(a, stats.fouls))
