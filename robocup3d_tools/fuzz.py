@@ -7,7 +7,7 @@ one message, then it waits for the player's reply. About half the messages are m
 perceptors and joints, lying length prefixes, huge and empty messages, time going back.
 
 A cycle counts as answered when the reply arrives before the next message goes out and is the
-one the server needs: ending in ``(syn)`` on rcssserver3d; on RCSSServerMJ, a command for every
+one the server needs: one ``(syn)``, leading it, on rcssserver3d; on RCSSServerMJ, a command for every
 joint of the robot (its gains reset on every join, so a full command each cycle is what keeps
 the robot under control). Messages whose frame a lying prefix broke (and the one after it,
 which the broken frame swallows in part) are counted apart. Every reply is checked for
@@ -334,10 +334,10 @@ class FakeServer:
     # -- checks --------------------------------------------------------------------------
 
     def _is_answer(self, reply: str) -> bool:
+        if self.dialect != 'mujoco':
+            return reply.startswith('(syn)') and reply.count('(syn)') == 1
         if not reply.endswith('(syn)'):
             return False
-        if self.dialect != 'mujoco':
-            return True
         named = set(re.findall(r'\((\w+) [-\d.e+]+ [-\d.e+]+ [-\d.e+]+ [-\d.e+]+ [-\d.e+]+\)', reply))
         return self._effectors <= named
 
