@@ -22,6 +22,20 @@ from robocup3d_tools.monitor_truth import SceneTracker, game_of, matrix_quaterni
 __all__ = ['MatchStats', 'summary_lines']
 
 ROBOT_EVERY = 5  # monitor messages per robot sample (10 Hz): enough for falls and possession
+#: RCSSServerMJ 0.2.1's foul codes (``soccer_referee.Foul``), as the monitor sends them
+FOUL_NAMES = (
+    'crowding',
+    'touching',
+    'illegal defence',
+    'illegal attack',
+    'incapable',
+    'kick-off',
+    'charging',
+    'self collision',
+    'ball holding',
+    'double touch',
+    'hand',
+)
 
 
 class MatchStats:
@@ -46,7 +60,8 @@ class MatchStats:
             mark = (kind, team, unum, round(t or 0.0))  # the same foul repeats while it stands
             if mark not in self._seen_fouls:
                 self._seen_fouls.add(mark)
-                self.fouls[('left' if team == 1 else 'right', kind)] += 1
+                name = FOUL_NAMES[int(kind)] if kind.isdigit() and int(kind) < len(FOUL_NAMES) else kind
+                self.fouls[('left' if team == 1 else 'right', name)] += 1
 
     def _take_truth(self, raw: bytes) -> None:
         for ns, truth in read_truths([raw], self.state, self.tracker):

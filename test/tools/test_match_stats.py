@@ -33,10 +33,10 @@ def test_a_foul_the_stream_repeats_is_counted_once(shared_dir: Path) -> None:
     for line in lines:
         stats.take(line.encode())
     last = lines[-1]
-    fouled = last.replace('(play_mode 3)', '(play_mode 3)(foul double_touch 1 2)', 1)
+    fouled = last.replace('(play_mode 3)', '(play_mode 3)(foul 9 1 2)', 1)  # as RCSSServerMJ sends it
     assert fouled != last
     for _ in range(3):
         stats.take(fouled.encode())
-    assert stats.fouls == {('left', 'double_touch'): 1}
+    assert stats.fouls == {('left', 'double touch'): 1}
     a, _ = stats.analysis()
-    assert any('fouls: 1 double_touch' in line for line in summary_lines(a, stats.fouls))
+    assert any('fouls: 1 double touch' in line for line in summary_lines(a, stats.fouls))
