@@ -49,6 +49,7 @@ setup(
             'foxglove-sdk',
             'websockets',  # a Foxglove-protocol client in the view test
             'protobuf',  # decodes the view's foxglove messages with the schemas it advertises
+            'pillow',  # reads the report's Chromium screenshot
         ],
     },
     zip_safe=True,

@@ -11,7 +11,8 @@ Written besides the players' topics:
 * ``/truth/ball`` (geometry_msgs/PointStamped, ``world``), ``/truth/<team>/p<unum>/pose``
   (geometry_msgs/PoseStamped of the torso, ``world``), ``/truth/game`` (std_msgs/String JSON: play
   mode, game time, half, score, teams, fouls; on change and once a second), stamped with server time;
-* ``/tf`` (tf2_msgs/TFMessage): ``world -> <team>/p<unum>/base_link`` from the ground truth (every
+* ``/tf`` (tf2_msgs/TFMessage): ``world -> <team>/p<unum>/odom -> <team>/p<unum>/base_link`` (REP-105,
+  :mod:`robocup3d_tools.odom_frames`: the walk's odometry below, the ground truth through both; every
   monitor message) and ``<team>/p<unum>/base_link -> <team>/p<unum>/<link>`` for every link of the
   robot's kinematic model from its ``joint_states`` (at most every ``--tf-period`` s of server time);
 * ``/tf_static``: ``world -> <team>/field`` (each team's own field frame: the right team's is turned
@@ -36,6 +37,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from robocup3d_tools.odom_frames import OdomFrames
 
 __all__ = ['main', 'record_command', 'start_recorder']
 
@@ -154,6 +157,9 @@ class _Messages:
     def joint_state(self, data: bytes) -> object:
         return self.store.deserialize_cdr(bytes(data), 'sensor_msgs/msg/JointState')
 
+    def odometry(self, data: bytes) -> object:
+        return self.store.deserialize_cdr(bytes(data), 'nav_msgs/msg/Odometry')
+
 
 def _header_ns(data: bytes) -> int | None:
     """The stamp of a serialised message that starts with a Header (or of a rosgraph_msgs/Clock), in ns."""
@@ -192,6 +198,7 @@ class Recorder:
         self._tf_due: dict[str, int] = {}
         self._bodies: dict[str, object] = {}
         self._subs: dict[str, object] = {}
+        self.odom = OdomFrames()
         self.dump = open(args.dump_monitor, 'w', encoding='ascii') if args.dump_monitor else None
 
     # -- bag
@@ -262,6 +269,17 @@ class Recorder:
         self.write(topic, msgtype, data)
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
+        elif topic.endswith('/odom') and msgtype == 'nav_msgs/msg/Odometry':
+            self._odom_twist(topic[1 : -len('/odom')], data)
+
+    def _odom_twist(self, player: str, data: bytes) -> None:
+        """The walk's velocity estimate, integrated into the player's ``odom -> base_link``."""
+        ns = _header_ns(data)
+        try:
+            twist = self.msgs.odometry(data).twist.twist
+        except Exception:  # noqa: BLE001 - a message rosbags cannot read is recorded, not integrated
+            return
+        self.odom.twist(player, self.now_ns if ns is None else ns, twist.linear.x, twist.linear.y, twist.angular.z)
 
     def _body(self, ns_prefix: str, names: list[str]) -> object:
         """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
@@ -368,7 +386,10 @@ class Recorder:
                 self.msgs.pose_stamped(ns, 'world', m),
                 ns,
             )
-            tfs.append(self.msgs.transform(ns, 'world', f'{team}/p{unum}/base_link', m))
+            player = f'{team}/p{unum}'
+            world_odom, odom_base = self.odom.frames(player, ns, m)
+            tfs.append(self.msgs.transform(ns, 'world', f'{player}/odom', world_odom))
+            tfs.append(self.msgs.transform(ns, f'{player}/odom', f'{player}/base_link', odom_base))
         if tfs:
             self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
         game = game_of(s, fouls=True)

@@ -10,8 +10,9 @@ for the ground truth; ``/truth/*`` topics are taken too when something publishes
 * ``/robots/links`` (SceneUpdate): a ball on every link frame of the TF (frame-locked), so the robots' limbs move;
 * ``/<team>/p<unum>/beliefs`` (SceneUpdate): that player's pose (arrow), its ball, the robots it tracks;
 * ``/game`` (JSON): play mode, game time, score, teams;
-* ``/tf`` (foxglove.FrameTransforms): the bag's ``/tf`` and ``/tf_static``; live, ``world -> <team>/p<unum>/base_link``
-  from the ground truth and ``world -> <team>/field``.
+* ``/tf`` (foxglove.FrameTransforms): the bag's ``/tf`` and ``/tf_static``; live, ``world -> <team>/p<unum>/odom
+  -> base_link`` from the ground truth (:mod:`robocup3d_tools.odom_frames`, with no odometry) and
+  ``world -> <team>/field``.
 
 Messages carry server time (``log_time``) and the server broadcasts it (``time`` capability), so
 Foxglove's clock follows the match. In Foxglove: Open connection, Foxglove WebSocket, ``ws://127.0.0.1:PORT``.
@@ -31,6 +32,7 @@ import time
 from pathlib import Path
 
 from robocup3d_tools.match_data import player_of
+from robocup3d_tools.odom_frames import OdomFrames
 from robocup3d_tools.replay import BagError, _why, open_bag, scan
 from robocup3d_tools.view_scene import (
     ViewState,
@@ -53,6 +55,12 @@ def _wanted(topic: str) -> bool:
         return True
     who = player_of(topic)
     return who is not None and who[1] in _BELIEF_TOPICS
+
+
+def _transform_of(ns: int, parent: str, child: str, m: object) -> object:
+    from robocup3d_tools.monitor_truth import matrix_quaternion  # noqa: PLC0415
+
+    return transform(ns, parent, child, tuple(float(v) for v in m[:3, 3]), matrix_quaternion(m))
 
 
 class ViewServer:
@@ -242,6 +250,7 @@ class _Monitor:
             self.trainer.close()
             raise ConnectionError(f'no RCSSServerMJ monitor on {self.where} ({_why(exc)})') from None
         self.tracker, self.state = SceneTracker(), MonitorState()
+        self.odom = OdomFrames()  # no twists live: world -> odom carries the motion, as in a bag without odom
         self._game_key = None
 
     def poll(self, view: ViewServer) -> None:
@@ -270,7 +279,12 @@ class _Monitor:
                 f'{team}/p{unum}': (tuple(float(v) for v in m[:3, 3]), matrix_quaternion(m))
                 for (team, unum), m in truth.robots.items()
             }
-            tfs = [transform(ns, 'world', f'{p}/base_link', xyz, q) for p, (xyz, q) in view.state.robots.items()]
+            tfs = []
+            for (team, unum), m in sorted(truth.robots.items()):
+                p = f'{team}/p{unum}'
+                world_odom, odom_base = self.odom.frames(p, ns, m)
+                tfs.append(_transform_of(ns, 'world', f'{p}/odom', world_odom))
+                tfs.append(_transform_of(ns, f'{p}/odom', f'{p}/base_link', odom_base))
             for team, side in view.state.sides.items():
                 yaw = 0.0 if side == 'left' else math.pi
                 tfs.append(

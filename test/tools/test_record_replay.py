@@ -50,6 +50,21 @@ def test_matrix_quaternion_round_trip() -> None:
         assert np.allclose(np.array([w, x, y, z]) * np.sign(w * q[0] + x * q[1] + y * q[2] + z * q[3]), q, atol=1e-9)
 
 
+def _matrix_of(p: object, q: object) -> np.ndarray:
+    """The 4x4 of a position and a (geometry_msgs) quaternion."""
+    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
+
+    m = np.eye(4)
+    m[:3, :3] = np.asarray(quat_matrix((q.w, q.x, q.y, q.z)))[:3, :3]
+    m[:3, 3] = (p.x, p.y, p.z)
+    return m
+
+
+def _matrix(tr: object) -> np.ndarray:
+    """The 4x4 of a geometry_msgs/Transform."""
+    return _matrix_of(tr.translation, tr.rotation)
+
+
 def _read(bag: Path) -> dict[str, list[tuple[int, object]]]:
     from rosbags.highlevel import AnyReader  # noqa: PLC0415 - optional packages, after the skip
 
@@ -78,23 +93,28 @@ def test_bag_decodes_with_truth_and_tf(recorded_bag: Path) -> None:
     stamps = [t for t, _ in msgs['/clock']]
     assert stamps == sorted(stamps)
     assert (stamps[-1] - stamps[0]) / 1e9 > 5.0  # the 6 s of play
-    # ground truth and TF agree: every truth pose has its world -> base_link at the same stamp
-    base = f'{TEAM}/p1/base_link'
-    tf_world = {}
+    # ground truth and TF agree: world -> odom -> base_link (REP-105) gives every truth pose at its stamp
+    player = f'{TEAM}/p1'
+    chain: dict[tuple[str, str], dict[tuple[int, int], np.ndarray]] = {}
     links = set()
     for _, m in msgs['/tf']:
         for tr in m.transforms:
-            if tr.header.frame_id == 'world' and tr.child_frame_id == base:
-                tf_world[(tr.header.stamp.sec, tr.header.stamp.nanosec)] = tr.transform
-            elif tr.header.frame_id == base:
+            key = (tr.header.stamp.sec, tr.header.stamp.nanosec)
+            chain.setdefault((tr.header.frame_id, tr.child_frame_id), {})[key] = _matrix(tr.transform)
+            if tr.header.frame_id == f'{player}/base_link':
                 links.add(tr.child_frame_id.rsplit('/', 1)[1])
     assert {'left_foot_link', 'right_foot_link', 'camera', 'H2'} <= links
+    world_odom = chain[('world', f'{player}/odom')]
+    odom_base = chain[(f'{player}/odom', f'{player}/base_link')]
     truth = msgs[f'/truth/{TEAM}/p1/pose']
     for _, pose in truth:
-        tr = tf_world[(pose.header.stamp.sec, pose.header.stamp.nanosec)]
+        key = (pose.header.stamp.sec, pose.header.stamp.nanosec)
+        m = world_odom[key] @ odom_base[key]
         p, q = pose.pose.position, pose.pose.orientation
-        assert (tr.translation.x, tr.translation.y, tr.translation.z) == pytest.approx((p.x, p.y, p.z), abs=1e-9)
-        assert (tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w) == pytest.approx((q.x, q.y, q.z, q.w))
+        assert tuple(m[:3, 3]) == pytest.approx((p.x, p.y, p.z), abs=1e-6)
+        assert m[:3, :3] == pytest.approx(_matrix_of(p, q)[:3, :3], abs=1e-6)
+        assert world_odom[key][2, 3] == pytest.approx(0.0, abs=1e-6)  # world -> odom stays on the ground
+        assert world_odom[key][2, 2] == pytest.approx(1.0, abs=1e-6)
     # and both agree with what the server told the player (its torso_pos perceptor) within one step: the
     # monitor sends every 2nd step, and which steps the player's times fall on depends on when it joined
     own = {

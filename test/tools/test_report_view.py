@@ -229,7 +229,7 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
     assert {f'truth/{TEAM}/p1', 'truth/ball'} <= ids
     # TF: the robot's torso in the world, and its links from the joint states
     frames = {(t.parent_frame_id, t.child_frame_id) for m in got['/tf'] for t in m.transforms}
-    assert ('world', f'{TEAM}/p1/base_link') in frames
+    assert ('world', f'{TEAM}/p1/odom') in frames and (f'{TEAM}/p1/odom', f'{TEAM}/p1/base_link') in frames
     assert any(parent == f'{TEAM}/p1/base_link' for parent, _ in frames)
     # the robot's limbs: a ball locked to each link frame of the TF
     links = {e.frame_id for e in got['/robots/links'][-1].entities if e.frame_locked}
