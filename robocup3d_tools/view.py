@@ -7,7 +7,8 @@ for the ground truth; ``/truth/*`` topics are taken too when something publishes
 
 * ``/field`` (foxglove.SceneUpdate): grass, lines, centre circle, goals; once a second;
 * ``/truth/scene`` (SceneUpdate): every robot (box, post, label) and the ball from the ground truth;
-* ``/robots/links`` (SceneUpdate): a ball on every link frame of the TF (frame-locked), so the robots' limbs move;
+* ``/robots/links`` (SceneUpdate): every robot from its model (the Nao's primitives, the T1/K1 meshes, which
+  the server hands out itself over ``fetchAsset``), each link locked to its TF frame, so the limbs move;
 * ``/<team>/p<unum>/beliefs`` (SceneUpdate): that player's pose (arrow), its ball, the robots it tracks;
 * ``/game`` (JSON): play mode, game time, score, teams;
 * ``/tf`` (foxglove.FrameTransforms): the bag's ``/tf`` and ``/tf_static``; live, ``world -> <team>/p<unum>/odom
@@ -34,12 +35,12 @@ from pathlib import Path
 from robocup3d_tools.match_data import player_of
 from robocup3d_tools.odom_frames import OdomFrames
 from robocup3d_tools.replay import BagError, _why, open_bag, scan
+from robocup3d_tools.view_robots import MeshAssets, RobotModels, robot_scene
 from robocup3d_tools.view_scene import (
     ViewState,
     belief_scene,
     field_scene,
     frame_transforms,
-    link_scene,
     transform,
     truth_scene,
 )
@@ -81,6 +82,7 @@ class ViewServer:
             def on_subscribe(self, client: object, channel: object) -> None:
                 outer.subscribed.set()
 
+        self.assets, self.models = MeshAssets(), RobotModels()
         self.server = foxglove.start_server(
             name='robocup3d',
             host=host,
@@ -88,6 +90,7 @@ class ViewServer:
             context=self.ctx,
             capabilities=[foxglove.Capability.Time],
             server_listener=_Listener(),
+            asset_handler=self.assets,
         )
         self.field = field
         self.state = ViewState()
@@ -173,8 +176,9 @@ class ViewServer:
             self.publish_links(t_ns)
 
     def publish_links(self, t_ns: int) -> None:
-        """A ball on every link frame the TF names (frame-locked: TF moves them), a stick robot per player."""
-        self.links_ch.log(link_scene(self.link_frames, self.state, t_ns), log_time=t_ns)
+        """Every robot from its model on the link frames the TF names (frame-locked: TF moves them)."""
+        scene = robot_scene(self.link_frames, self.state.sides, self.models, self.assets, t_ns)
+        self.links_ch.log(scene, log_time=t_ns)
         self.sent += 1
 
     def refresh(self, t_ns: int) -> None:

@@ -23,7 +23,6 @@ __all__ = [
     'belief_scene',
     'field_scene',
     'frame_transforms',
-    'link_scene',
     'truth_scene',
 ]
 
@@ -213,23 +212,6 @@ def truth_scene(state: ViewState, ns: int) -> object:
         d = 2 * BALL_RADIUS
         ball = m.SpherePrimitive(pose=_pose(*state.ball), size=m.Vector3(x=d, y=d, z=d), color=_color((1, 1, 1, 1)))
         entities.append(m.SceneEntity(timestamp=_ts(ns), frame_id='world', id='truth/ball', spheres=[ball]))
-    return m.SceneUpdate(entities=entities)
-
-
-def link_scene(frames: set[str], state: ViewState, ns: int) -> object:
-    """A small ball on each link frame (``<team>/p<unum>/<link>``), locked to it: TF draws the robot's pose."""
-    m = _m()
-    entities = []
-    for frame in sorted(frames):
-        player = frame.rsplit('/', 1)[0]
-        ball = m.SpherePrimitive(
-            pose=_pose(0.0, 0.0, 0.0),
-            size=m.Vector3(x=0.07, y=0.07, z=0.07),
-            color=_color(TEAM_RGBA[state.side_of(player)]),
-        )
-        entities.append(
-            m.SceneEntity(timestamp=_ts(ns), frame_id=frame, id=f'link/{frame}', frame_locked=True, spheres=[ball])
-        )
     return m.SceneUpdate(entities=entities)
 
 

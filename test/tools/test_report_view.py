@@ -188,6 +188,22 @@ async def _watch(port: int, want: dict, deadline: float) -> tuple[str, dict, dic
                 payload = frame[13:]
                 msg = c['decode'](payload) if c['encoding'] == 'json' else c['decode'].FromString(payload)
                 got.setdefault(c['topic'], []).append(msg)
+        # a mesh the robots are drawn with, fetched from the view as Foxglove fetches assets
+        urls = [md.url for m in got.get('/robots/links', []) for e in m.entities for md in e.models]
+        for request, uri in ((1, urls[0] if urls else ''), (2, 'package://robocup3d/meshes/T1/../../../etc/passwd')):
+            if not uri:
+                continue
+            await ws.send(json.dumps({'op': 'fetchAsset', 'uri': uri, 'requestId': request}))
+            while time.monotonic() < deadline:
+                try:
+                    frame = await asyncio.wait_for(ws.recv(), 1.0)
+                except TimeoutError:
+                    continue
+                if isinstance(frame, bytes) and frame[0] == 4:  # fetchAssetResponse
+                    rid, status, n = struct.unpack_from('<IBI', frame, 1)
+                    if rid == request:
+                        got.setdefault('fetchAsset', []).append((uri, status, frame[10 + n :]))
+                        break
     return ws.subprotocol, info, {c['topic']: c for c in channels.values()}, got
 
 
@@ -231,9 +247,16 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
     frames = {(t.parent_frame_id, t.child_frame_id) for m in got['/tf'] for t in m.transforms}
     assert ('world', f'{TEAM}/p1/odom') in frames and (f'{TEAM}/p1/odom', f'{TEAM}/p1/base_link') in frames
     assert any(parent == f'{TEAM}/p1/base_link' for parent, _ in frames)
-    # the robot's limbs: a ball locked to each link frame of the TF
-    links = {e.frame_id for e in got['/robots/links'][-1].entities if e.frame_locked}
-    assert {f'{TEAM}/p1/left_foot_link', f'{TEAM}/p1/right_foot_link', f'{TEAM}/p1/camera'} <= links
+    # the robot drawn from its model: the T1's meshes, each locked to its link's TF frame
+    robot = [e for e in got['/robots/links'][-1].entities if e.frame_locked]
+    links = {e.frame_id for e in robot if e.models}
+    assert {f'{TEAM}/p1/left_foot_link', f'{TEAM}/p1/right_foot_link', f'{TEAM}/p1/torso'} <= links, links
+    assert len(links) >= 15, links
+    # the view serves the mesh it names (an STL), and nothing outside its meshes
+    (uri, status, data), (_, bad_status, _) = got['fetchAsset']
+    assert uri.startswith('package://robocup3d/meshes/T1/') and status == 0
+    assert len(data) > 1000 and len(data) == 84 + 50 * int.from_bytes(data[80:84], 'little')  # binary STL
+    assert bad_status == 1
     # the player's beliefs: its pose as an arrow
     assert any(e.arrows for m in got[beliefs] for e in m.entities)
     assert got['/game'][-1]['team_left'] == TEAM

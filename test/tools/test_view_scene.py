@@ -82,3 +82,29 @@ def test_the_scenes_hold_the_field_every_robot_and_the_ball() -> None:
     state.update('/A/p1/pose', 2, _pose(1.2, 2.1, 0.5))
     (belief,) = _decoded(belief_scene(state, 'A/p1', 2)).entities
     assert belief.arrows[0].pose.position.x == pytest.approx(1.2) and not belief.spheres  # no ball believed yet
+
+
+def test_robots_are_drawn_from_their_models() -> None:
+    """A Nao's links as the server's primitives, a T1's as its meshes (served back), an unknown robot as balls."""
+    pytest.importorskip('foxglove')
+    pytest.importorskip('google.protobuf')
+    from robocup3d_description.body import body_for  # noqa: PLC0415
+    from robocup3d_tools.view_robots import MeshAssets, RobotModels, robot_scene  # noqa: PLC0415
+
+    nao = [link.name for link in body_for('nao0').links]
+    t1 = [link.name for link in body_for('T1').links]
+    frames = {f'A/p2/{n}' for n in nao} | {f'B/p1/{n}' for n in t1} | {'C/p9/gripper', 'C/p9/wheel'}
+    assets = MeshAssets()
+    scene = _decoded(robot_scene(frames, {'A': 'left', 'B': 'right'}, RobotModels(), assets, 5))
+    by_player: dict[str, list] = {}
+    for e in scene.entities:
+        assert e.frame_locked and e.frame_id.startswith(e.id.split('/', 1)[1].rsplit('/', 1)[0])
+        by_player.setdefault(e.frame_id.rsplit('/', 1)[0], []).append(e)
+    nao_shapes = [(len(e.cubes), len(e.spheres), len(e.cylinders)) for e in by_player['A/p2']]
+    assert sum(c for c, _, _ in nao_shapes) >= 10 and sum(y for _, _, y in nao_shapes) >= 1  # boxes, a capsule
+    assert all(not e.models for e in by_player['A/p2'])
+    assert by_player['A/p2'][0].cubes[0].color.b > 0.9  # the left team's blue
+    models = [md for e in by_player['B/p1'] for md in e.models]
+    assert len(models) >= 20 and all(md.url.startswith('package://robocup3d/meshes/T1/') for md in models)
+    assert assets(models[0].url)[:5] != b'' and assets('package://robocup3d/meshes/T1/secret') is None
+    assert {e.frame_id for e in by_player['C/p9']} == {'C/p9/gripper', 'C/p9/wheel'}  # no model: a ball per link
