@@ -2,6 +2,7 @@
 
     ros2 launch robocup3d team.launch.py server:=simspark
     ros2 launch robocup3d team.launch.py config:=/path/to/my_team.yaml team:=Other
+    ros2 launch robocup3d team.launch.py tf:=true          # and the team's TF live on /tf
 
 Each player runs composed in one process (``player`` executable), in namespace
 /<team>/p<unum>; player 1 publishes /clock.
@@ -22,6 +23,8 @@ ARGS = {
     'port': ('0', 'override the config port (0: keep)'),
     'team': ('', 'override the team name'),
     'publish_raw': ('false', 'players publish raw/percept and raw/action'),
+    'tf': ('false', 'publish the team on /tf live: world -> odom -> base_link -> links (robocup3d tf)'),
+    'monitor_port': ('0', 'the server monitor port for tf (0: agent port + 1 on mujoco, 3200 on simspark)'),
 }
 
 
@@ -54,6 +57,10 @@ def _team(context, *_):
                 respawn_delay=1.0,
             )
         )
+    if v['tf'] in ('1', 'true', 'True'):
+        mport = int(v['monitor_port']) or (cfg.port + 1 if cfg.server == 'mujoco' else 3200)
+        tf_args = ['tf', '--teams', cfg.team, '--host', cfg.host, '--monitor-port', str(mport)]
+        nodes.append(Node(package='robocup3d', executable='robocup3d', name='tf', arguments=tf_args, output='screen'))
     return nodes
 
 

@@ -51,6 +51,12 @@ def _record(argv: list[str]) -> int:
     return run(argv)
 
 
+def _tf(argv: list[str]) -> int:
+    from robocup3d_tools.recorder import main as run  # noqa: PLC0415
+
+    return run(['--publish-tf', *argv])
+
+
 def _replay(argv: list[str]) -> int:
     from robocup3d_tools.replay import main as run  # noqa: PLC0415
 
@@ -82,6 +88,7 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
     'optimize': (_optimize, 'tune walk and get-up parameters with CMA-ES on either server (sync mode, parallel)'),
     'record': (_record, "record running teams, the server's ground truth and TF into a rosbag2 bag (MCAP)"),
+    'tf': (_tf, "publish the teams' TF live on /tf (world -> odom -> base_link -> links; needs a ROS 2 install)"),
     'replay': (_replay, 'publish a recorded bag on sim time (/clock first)'),
     'bag-info': (_bag_info, 'topics, message counts and duration of a bag'),
     'report': (_report, 'a recorded match as one HTML page (plotly, offline) and a text summary'),

@@ -18,6 +18,9 @@ Written besides the players' topics:
 * ``/tf_static``: ``world -> <team>/field`` (each team's own field frame: the right team's is turned
   by pi).
 
+``--publish-tf`` also publishes ``/tf`` and ``/tf_static`` live, the same messages (on a ROS 2 install:
+``tf2_msgs`` has no wheel on PyPI); ``robocup3d tf`` does only that, with no bag.
+
 SIGINT or SIGTERM closes the bag cleanly; ``--duration`` stops after that many seconds of wall time.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -179,12 +183,15 @@ class Recorder:
         self.args = args
         self.teams = list(args.teams)
         self.msgs = _Messages()
-        out = Path(args.out)
-        if out.exists():
-            raise FileExistsError(f'{out} exists already: the bag needs a new directory')
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.writer = Writer(out, version=9, storage_plugin=StoragePlugin.MCAP)
-        self.writer.open()
+        self.writer = None
+        if args.out:
+            out = Path(args.out)
+            if out.exists():
+                raise FileExistsError(f'{out} exists already: the bag needs a new directory')
+            out.parent.mkdir(parents=True, exist_ok=True)
+            self.writer = Writer(out, version=9, storage_plugin=StoragePlugin.MCAP)
+            self.writer.open()
+        self.tf_pubs: dict[str, object] = {}  # '/tf', '/tf_static' with --publish-tf
         self.connections: dict[str, object] = {}
         self.counts: dict[str, int] = {}
         self.now_ns = 0  # latest server time seen
@@ -212,7 +219,11 @@ class Recorder:
     def write(self, topic: str, msgtype: str, data: bytes, ns: int | None = None) -> None:
         ns = max(self.last_ns, self.now_ns if ns is None else ns)
         self.last_ns = ns
-        self.writer.write(self._conn(topic, msgtype), ns, bytes(data))
+        if self.writer is not None:
+            self.writer.write(self._conn(topic, msgtype), ns, bytes(data))
+        pub = self.tf_pubs.get(topic)
+        if pub is not None:
+            pub.publish(bytes(data))  # the same CDR bytes, live
         self.counts[topic] = self.counts.get(topic, 0) + 1
 
     # -- ROS side
@@ -223,11 +234,22 @@ class Recorder:
         self.rclpy = rclpy
         rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
         self.node = rclpy.create_node('robocup3d_recorder')
+        if self.args.publish_tf:
+            from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: PLC0415
+            from tf2_msgs.msg import TFMessage  # noqa: PLC0415 - a ROS 2 install's; checked in main()
+
+            latched = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.tf_pubs = {
+                '/tf': self.node.create_publisher(TFMessage, '/tf', 100),
+                '/tf_static': self.node.create_publisher(TFMessage, '/tf_static', latched),
+            }
 
     def _wanted(self, topic: str) -> bool:
         for team in self.teams:
             if topic.startswith(f'/{team}/'):
                 rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
+                if self.writer is None:  # TF only: what it is made of, nothing the players build for us alone
+                    return rest in ('joint_states', 'odom')
                 return not any(fnmatch.fnmatchcase(rest, pattern) for pattern in self.args.exclude)
         return topic in _EXTRA_TOPICS
 
@@ -428,7 +450,8 @@ class Recorder:
     def close(self) -> None:
         if self.trainer is not None:
             self.trainer.close()
-        self.writer.close()
+        if self.writer is not None:
+            self.writer.close()
         if self.dump is not None:
             self.dump.close()
         if hasattr(self, 'node'):
@@ -439,7 +462,12 @@ class Recorder:
 def record_parser() -> argparse.ArgumentParser:
     """Arguments of ``robocup3d record``."""
     p = argparse.ArgumentParser(prog='robocup3d record', description=__doc__.splitlines()[0])
-    p.add_argument('--out', '-o', required=True, help='the bag directory to create (must not exist)')
+    p.add_argument('--out', '-o', default=None, help='the bag directory to create (must not exist)')
+    p.add_argument(
+        '--publish-tf',
+        action='store_true',
+        help='also publish /tf and /tf_static live (needs tf2_msgs: a ROS 2 install); robocup3d tf: this, no bag',
+    )
     p.add_argument('--teams', nargs='+', required=True, help='team names: every topic under /<team>/ is recorded')
     p.add_argument(
         '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
@@ -465,6 +493,16 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``robocup3d record``."""
     args = record_parser().parse_args(argv)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    if not args.out and not args.publish_tf:
+        print('robocup3d record: give --out BAG (or --publish-tf for live TF only)', file=sys.stderr)
+        return 2
+    if args.publish_tf and importlib.util.find_spec('tf2_msgs') is None:
+        print(
+            'robocup3d record: --publish-tf needs tf2_msgs, which a ROS 2 install has and PyPI does not: '
+            'on the pip install TF goes into bags (--out) and robocup3d view',
+            file=sys.stderr,
+        )
+        return 2
     try:
         rec = Recorder(args)
     except (FileExistsError, OSError) as exc:
@@ -483,7 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         rec.close()
     total = sum(rec.counts.values())
-    print(f'robocup3d record: {total} messages on {len(rec.counts)} topics in {args.out}', flush=True)
+    where = f'in {args.out}' if args.out else 'published live'
+    print(f'robocup3d record: {total} messages on {len(rec.counts)} topics {where}', flush=True)
     if rec.tracker is not None and rec.tracker.errors:
         print(f'robocup3d record: {rec.tracker.errors} monitor messages did not fit the scene graph', flush=True)
     return 0

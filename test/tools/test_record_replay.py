@@ -298,3 +298,13 @@ def test_the_bag_decodes_with_the_mcap_reference_reader(recorded_bag: Path) -> N
         assert reader.get_header().profile == 'ros2'
         topics = {channel.topic for _, channel, _, _ in reader.iter_decoded_messages()}
     assert {'/tf', '/tf_static', '/truth/ball', '/clock', f'/{TEAM}/p1/joint_states'} <= topics
+
+
+def test_live_tf_without_tf2_msgs_says_where_tf_goes() -> None:
+    """On the pip install (no tf2_msgs wheel) ``robocup3d tf`` stops at once with one line, not a traceback."""
+    if importlib.util.find_spec('tf2_msgs') is not None:
+        pytest.skip('tf2_msgs is installed (a ROS 2 install): robocup3d tf publishes there')
+    out = _cli('tf', '--teams', TEAM, '--monitor-port', '9')
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    (line,) = out.stderr.strip().splitlines()
+    assert 'tf2_msgs' in line and 'bags' in line and 'view' in line, line
