@@ -180,9 +180,10 @@ def fig_field(a: Analysis, data: object) -> object:
             meta={'kind': 'player', 'player': p, 'side': data.side_of(p)},
         )
     if data.ball is not None:
+        ball = _break_jumps(data.ball.v[:, :2], gap=2.0)  # not drawn across a placement (2 m in one sample)
         fig.add_scatter(
-            x=data.ball.v[:, 0],
-            y=data.ball.v[:, 1],
+            x=ball[:, 0],
+            y=ball[:, 1],
             mode='lines',
             line={'color': 'white', 'width': 2.5},
             name='ball',

@@ -19,6 +19,8 @@ TEAM = f'Rec{os.getpid() % 10000}'
 def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One T1 (team :data:`TEAM`) on a sync-mode RCSSServerMJ, recorded for 6 s of server time after it joined.
 
+    The ball is put in the T1's penalty box at the start, so the goalie walks out to clear it.
+
     Shared by the record/replay, report and view tests: one short match per test session.
     """
     if importlib.util.find_spec('rcsssmj') is None:
@@ -55,6 +57,8 @@ def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
         time.sleep(2.0)  # the recorder finds the player's topics (it looks once a second)
         trainer.poll(0.1)
         trainer.kick_off('Left')
+        trainer.drop_ball()  # play on, the ball in our box: the goalie walks out to clear it (a track to draw)
+        trainer.move_ball(-22.0, 3.0, 0.11)
         t0, w0 = trainer.state.server_time, time.monotonic()
         end = w0 + 120.0
         # 6 s of server time, and 6 s of wall time: on an idle machine a sync-mode server runs far ahead of

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,6 +104,13 @@ def test_report_looks_like_a_report_in_chromium(report: tuple[Path, str], tmp_pa
     colors = dict((c, n) for n, c in image.open(shot).convert('RGB').getcolors(maxcolors=1 << 24))
     grass = colors.get((0x3A, 0x7D, 0x44), 0)  # the field's fill colour
     assert grass > 20_000, grass
+    # the T1's track (blue, the first player colour) drawn on the grass: the goalie walked out to the ball
+    px = np.asarray(image.open(shot).convert('RGB'), dtype=int)
+    ys, xs = np.nonzero((px == (0x3A, 0x7D, 0x44)).all(axis=2))
+    field = px[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    r, g, b = field[..., 0], field[..., 1], field[..., 2]
+    track = int(((b > r + 60) & (b > g + 20)).sum())  # #1f77b4 and its anti-aliased edge on green
+    assert track > 15, track
 
 
 def _damaged(recorded_bag: Path, tmp_path: Path, damage: str) -> tuple[Path, Path, str]:
