@@ -211,13 +211,15 @@ def detect_kicks(
     jump: float = 1.0,
     reach: float = 1.0,
     settle: float = 0.5,
+    placed: float = 40.0,
 ) -> list[Kick]:
     """Kicks: the ball's speed rises by more than ``jump`` m/s from one sample to the next.
 
     The kicker is the nearest player within ``reach`` m; a shot heads into the goal mouth its team
     attacks (the left team attacks +x). The outcome follows the ball until the next kick: a goal
     (ball past a goal line between the posts), out (past a line elsewhere), a teammate's or an
-    opponent's next touch, or loose. Jumps within ``settle`` s of a kick belong to it.
+    opponent's next touch, or loose. Jumps within ``settle`` s of a kick belong to it. A ball faster
+    than ``placed`` m/s was put there (a referee's or trainer's placement), not kicked.
     """
     t = np.asarray(ball_t, dtype=float)
     xyz = np.asarray(ball_xyz, dtype=float)
@@ -226,7 +228,7 @@ def detect_kicks(
     v = speeds(t, xyz)
     starts = []
     for i in range(1, len(v)):
-        if v[i] - v[i - 1] > jump and (not starts or t[i] - t[starts[-1]] > settle):
+        if v[i] - v[i - 1] > jump and v[i] < placed and (not starts or t[i] - t[starts[-1]] > settle):
             starts.append(i)
     raw = []
     for i in starts:

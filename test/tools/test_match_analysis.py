@@ -59,6 +59,15 @@ def test_a_kick_into_the_goal_is_a_scoring_shot() -> None:
     assert kick.shot and kick.outcome == 'goal' and kick.speed == pytest.approx(8.0, rel=0.05)
 
 
+def test_a_placed_ball_is_no_kick() -> None:
+    """A trainer or referee puts the ball 22 m away in one sample: no kick; the kick after it is one."""
+    t, ball = _ball_kicked(2.0, 5.0, (1.0, 0.0), start=(-22.0, 3.0))
+    ball[t < 1.0, :2] = (0.0, 0.0)  # at the centre until it is placed at (-22, 3) at t = 1 s
+    players = {'A/p1': (t, np.tile([-22.3, 3.0], (len(t), 1)))}
+    (kick,) = detect_kicks(t, ball, players, {'A/p1': 'left'}, HALF_L, HALF_W, GOAL_HW)
+    assert kick.t == pytest.approx(2.0, abs=0.05) and kick.kicker == 'A/p1'
+
+
 def test_a_kick_wide_of_the_goal_is_out_and_no_shot() -> None:
     t, ball = _ball_kicked(1.0, 8.0, (1.0, 0.6), start=(15.0, 0.0))
     players = {'A/p9': (t, np.tile([14.7, 0.0], (len(t), 1)))}
