@@ -1,8 +1,9 @@
 """Whole teams: CPU per player per cycle and whether the server keeps real time.
 
 Run: ``python bench/bench_team.py [--players 7] [--duration 30] [--robot T1]`` (RCSSServerMJ),
-or ``python bench/bench_team.py --server simspark [--duration 30]`` (one team of 11
-heterogeneous Nao from config/team_simspark.yaml on rcssserver3d, which must be on PATH).
+or ``python bench/bench_team.py --server simspark [--duration 120] [--move-ball 10]`` (one team of 11
+heterogeneous Nao from config/team_simspark.yaml on rcssserver3d, which must be on PATH, playing after
+its kick-off; the trainer puts the ball somewhere else every ``--move-ball`` s, so they all walk).
 
 Plays ``robocup3d match`` (two teams, every player composed in one process) and reads
 each player process's CPU time from ``/proc`` at the kick-off and at the end of play,
@@ -14,8 +15,10 @@ the real-time factor (game seconds per wall second).
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,52 +33,137 @@ def _pids(pattern: str) -> list[int]:
     return [int(p) for p in out.split()]
 
 
-def simspark_team(duration: float) -> None:
-    """11 Nao on rcssserver3d: CPU of each player process and of the server over ``duration`` s."""
+class _Late:
+    """Each bridge's late and on-time replies from ``/diagnostics`` (rclpy, in this run's ROS domain)."""
+
+    def __init__(self) -> None:
+        import rclpy  # noqa: PLC0415
+        from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
+
+        self.rclpy = rclpy
+        rclpy.init(args=[])
+        self.node = rclpy.create_node('bench_team')
+        self.values: dict[str, tuple[int, int]] = {}
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on, 50)
+
+    def _on(self, msg: object) -> None:
+        for st in msg.status:
+            if st.name.endswith('/bridge'):
+                kv = {k.key: k.value for k in st.values}
+                self.values[st.name] = (int(kv.get('replies_fallback', 0)), int(kv.get('replies_on_time', 0)))
+
+    def spin(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.rclpy.spin_once(self.node, timeout_sec=0.02)
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        self.rclpy.try_shutdown()
+
+
+class _Paths:
+    """How far each robot walked: its torso on the ground from full scenes, asked for once a second."""
+
+    def __init__(self) -> None:
+        self.last: dict[tuple[str, int], tuple[float, float]] = {}
+        self.length: dict[tuple[str, int], float] = {}
+
+    def __call__(self, message: bytes) -> None:
+        from robocup3d_bridge.trainer import simspark_torso_poses  # noqa: PLC0415
+
+        if b'(RSG' not in message[:4096]:
+            return
+        for who, (pos, _z, _yaw) in simspark_torso_poses(message).items():
+            prev = self.last.get(who)
+            if prev is not None:
+                self.length[who] = self.length.get(who, 0.0) + math.hypot(pos[0] - prev[0], pos[1] - prev[1])
+            self.last[who] = (pos[0], pos[1])
+
+
+def simspark_team(duration: float, move_ball: float, seed: int) -> None:
+    """11 Nao on rcssserver3d playing (the ball put elsewhere every ``move_ball`` s, so they all walk):
+    CPU of each player process and of the server, late replies and how far they walked."""
+    import os  # noqa: PLC0415
+    import random  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
-    import time  # noqa: PLC0415
 
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+    from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415
     from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server, stop_process  # noqa: PLC0415
     from robocup3d_tools.team_config import parse_team_config  # noqa: PLC0415
     from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
 
+    os.environ.update(ros_environment())
+    rng = random.Random(seed)
     run = Path(tempfile.mkdtemp(prefix='bench_team_'))
     aport, mport = free_port(), free_port()
     try:
         server = start_simspark_server(run, aport, mport)
     except FileNotFoundError as exc:
         raise SystemExit(str(exc)) from None
-    runner = None
+    runner = late = None
     try:
+        late = _Late()
         trainer = connect_trainer(mport, Dialect.SIMSPARK)
+        paths = _Paths()
+        trainer.listeners.append(paths)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
         runner = TeamRunner(cfg, run / 'logs', extra_args=['--no-raw'])
         runner.start(stagger=0.2)  # the bridges' join gate lets one player join rcssserver3d at a time
         trainer.wait_for(lambda s: s.play_mode is not None, 10)
-        time.sleep(5.0)
+        late.spin(5.0)
+        trainer.poll(0.1)
+        trainer.kick_off('Left')
+        late.spin(3.0)  # the kick-off's first steps, then measure
         trainer.poll(0.1)
         pids = [*runner.pids, server.pid]
-        t0, c0 = trainer.state.game_time, {p: cpu_seconds(p) for p in pids}
-        w0 = time.monotonic()
-        trainer.kick_off('Left')
+        t0 = trainer.state.game_time
+        c0, l0 = {p: cpu_seconds(p) for p in pids}, dict(late.values)
+        paths.length.clear()
+        w0 = next_ball = next_scene = time.monotonic()
         while time.monotonic() - w0 < duration:
-            trainer.poll(0.2)
+            now = time.monotonic()
+            if move_ball and now >= next_ball:
+                if now > w0:
+                    trainer.move_ball(rng.uniform(-12, 12), rng.uniform(-8, 8), 0.042)
+                next_ball = now + move_ball
+            if now >= next_scene:
+                trainer.request_full_state()
+                next_scene = now + 1.0
+            trainer.poll(0.02)
+            late.spin(0.02)
         wall = time.monotonic() - w0
         c1 = {p: cpu_seconds(p) for p in pids}
-        cycles = wall / 0.02  # rcssserver3d steps in real time; its monitor time is game time
+        late.spin(2.5)  # the bridges publish diagnostics once a second
+        # the server's own steps, from its game time (it runs after the kick-off; a loaded server falls behind
+        # the wall clock, rcssserver3d sends no server time)
+        game = (trainer.state.game_time or 0.0) - (t0 or 0.0)
+        cycles = game / 0.02 if game > 0 else wall / 0.02
         per = sorted((c1[p] - c0[p]) * 1e3 / cycles for p in runner.pids)
+        fallback = sum(v[0] - l0.get(k, (0, 0))[0] for k, v in late.values.items())
+        on_time = sum(v[1] - l0.get(k, (0, 0))[1] for k, v in late.values.items())
+        walked = sorted(paths.length.values())
         print(
-            f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles); game time moved '
-            f'{trainer.state.game_time - t0:.1f} s'
+            f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles, real-time factor '
+            f'{cycles * 0.02 / wall:.2f}); ball moved every {move_ball:g} s'
         )
         print(f'CPU per player per cycle: median {per[len(per) // 2]:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
+        print(f'all {len(per)} players together: {sum(per) / 20:.2f} of a core at real time')
         print(f'CPU of the server per cycle: {(c1[server.pid] - c0[server.pid]) * 1e3 / cycles:.2f} ms')
+        print(f'late replies: {fallback} of {fallback + on_time} ({len(late.values)} bridges reporting)')
+        if walked:
+            print(
+                f'walked (torso on the ground, sampled each second): median {walked[len(walked) // 2]:.1f} m, '
+                f'min {walked[0]:.1f}, max {walked[-1]:.1f} m per player ({len(walked)} robots)'
+            )
     finally:
         if runner is not None:
             runner.stop()
         stop_process(server, timeout=0.0)  # rcssserver3d ignores SIGTERM
+        if late is not None:
+            late.close()
 
 
 def main() -> None:
@@ -84,9 +172,13 @@ def main() -> None:
     ap.add_argument('--players', type=int, default=7)
     ap.add_argument('--duration', type=float, default=30.0)
     ap.add_argument('--robot', default='T1')
+    ap.add_argument(
+        '--move-ball', type=float, default=10.0, help='simspark: put the ball elsewhere every S s (0: never)'
+    )
+    ap.add_argument('--seed', type=int, default=1)
     opts = ap.parse_args()
     if opts.server == 'simspark':
-        simspark_team(opts.duration)
+        simspark_team(opts.duration, opts.move_ball, opts.seed)
         return
     teams = ('BenchL', 'BenchR')
     args = match_parser().parse_args(
