@@ -308,3 +308,38 @@ def test_live_tf_without_tf2_msgs_says_where_tf_goes() -> None:
     assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
     (line,) = out.stderr.strip().splitlines()
     assert 'tf2_msgs' in line and 'bags' in line and 'view' in line, line
+
+
+def test_the_bag_decodes_with_foxglove_and_lichtblicks_libraries(recorded_bag: Path, tmp_path: Path) -> None:
+    """The TypeScript readers Foxglove and Lichtblick open bags with decode every message (Node.js, npm)."""
+    node, npm = shutil.which('node'), shutil.which('npm')
+    if node is None or npm is None:
+        pytest.skip('Node.js and npm are needed for the Foxglove libraries (apt-get install nodejs npm)')
+    reader = REPO / 'test/tools/foxglove_reader'
+    work = tmp_path / 'reader'
+    work.mkdir()
+    for name in ('package.json', 'read_bag.mjs'):
+        shutil.copy(reader / name, work / name)
+    install = subprocess.run(
+        [npm, 'install', '--no-audit', '--no-fund', '--loglevel=error'],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if install.returncode != 0:
+        pytest.skip(f'npm could not install @mcap/core and @foxglove/rosmsg*: {install.stderr.strip()[-300:]}')
+    (mcap,) = recorded_bag.glob('*.mcap')
+    cmd = [node, 'read_bag.mjs', str(mcap)]
+    out = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got['profile'] == 'ros2'
+    want = {topic: len(msgs) for topic, msgs in _read(recorded_bag).items()}
+    assert got['counts'] == want  # every message of every topic, as rosbags reads them
+    frames = {tuple(pair.split(' ')) for pair in got['frames']}
+    player = f'{TEAM}/p1'
+    assert {('world', f'{player}/odom'), (f'{player}/odom', f'{player}/base_link')} <= frames
+    assert (f'{player}/base_link', f'{player}/left_foot_link') in frames
+    assert got['truthFrames'] == ['world']
