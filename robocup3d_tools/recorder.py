@@ -2,9 +2,12 @@
 
 One process of its own: a node that subscribes (serialized, no decoding) to every topic under the
 given team namespaces plus ``/clock`` and ``/diagnostics``, as they appear, and a monitor connection
-of its own to RCSSServerMJ (which takes several monitors) for the ground truth. The bag is written
-with PyPI ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no
-wheel. Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
+of its own to the server (RCSSServerMJ and rcssserver3d both take several monitors) for the ground
+truth; ``--server auto`` tells them apart by the first monitor message. The bag is written with PyPI
+``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
+Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
+rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
+message) put on the server time of ``/clock`` (:class:`robocup3d_tools.simspark_truth.MonitorClock`).
 
 Written besides the players' topics:
 
@@ -49,9 +52,11 @@ def record_command(
     robot: str = 'auto',
     host: str = '127.0.0.1',
     exclude: list[str] | None = None,
+    server: str = 'auto',
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
+    cmd += ['--server', server]
     cmd += ['--teams', *teams]
     if exclude:
         cmd += ['--exclude', *exclude]
@@ -73,10 +78,12 @@ def start_recorder(
     env: dict[str, str],
     robot: str = 'auto',
     exclude: list[str] | None = None,
+    server: str = 'auto',
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
     ``exclude``: topics not to record (default :data:`COSTLY`; ``[]`` records everything).
+    ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first monitor message).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -85,7 +92,9 @@ def start_recorder(
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / 'recorder.log', 'ab') as log:
         return subprocess.Popen(
-            record_command(out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude),
+            record_command(
+                out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude, server=server
+            ),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -182,11 +191,15 @@ class Recorder:
         self.connections: dict[str, object] = {}
         self.counts: dict[str, int] = {}
         self.now_ns = 0  # latest server time seen
+        self.clock_ns = 0  # latest /clock
         self.last_ns = 0  # latest bag timestamp written (kept monotonic)
         self.running = True
         self.trainer = None
         self.tracker = None
         self.monitor_state = None
+        self.monitor_clock = None  # rcssserver3d: monitor time -> server time
+        self._truth_ns = -1  # stamp of the latest truth written
+        self._full_asked = -math.inf  # when a full rcssserver3d scene was last asked for
         self._last_game: tuple[str, int] = ('', -1)
         self._static_done: set[str] = set()
         self._tf_due: dict[str, int] = {}
@@ -259,6 +272,7 @@ class Recorder:
             ns = _header_ns(data)
             if ns is not None:
                 self.now_ns = max(self.now_ns, ns)
+                self.clock_ns = ns
         self.write(topic, msgtype, data)
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
@@ -316,11 +330,11 @@ class Recorder:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.trainer import MonitorState, TrainerClient  # noqa: PLC0415
-        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
 
         deadline = time.monotonic() + 15.0
+        dialect = Dialect.SIMSPARK if self.args.server == 'simspark' else Dialect.MUJOCO
         while self.running:
-            trainer = TrainerClient(self.args.host, self.args.monitor_port, Dialect.MUJOCO)
+            trainer = TrainerClient(self.args.host, self.args.monitor_port, dialect)
             try:
                 trainer.connect()
                 break
@@ -333,22 +347,49 @@ class Recorder:
                     )
                     return
                 time.sleep(0.3)
-        self.trainer, self.tracker, self.monitor_state = trainer, SceneTracker(), MonitorState()
+        self.trainer, self.monitor_state = trainer, MonitorState()
+        if self.args.server != 'auto':
+            self._track(self.args.server)
+
+    def _track(self, server: str) -> None:
+        """Read the monitor as ``server``'s (mujoco or simspark) from now on."""
+        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
+        from robocup3d_tools.simspark_truth import MonitorClock, SimsparkTracker  # noqa: PLC0415
+
+        if server == 'simspark':
+            self.trainer.dialect = Dialect.SIMSPARK
+            self.tracker, self.monitor_clock = SimsparkTracker(), MonitorClock()
+        else:
+            self.trainer.dialect = Dialect.MUJOCO
+            self.tracker = SceneTracker()
+        print(f'record: ground truth from the {server} monitor stream', file=sys.stderr, flush=True)
 
     def poll_monitor(self) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_tools.monitor_truth import read_truths  # noqa: PLC0415
+        from robocup3d_tools.simspark_truth import is_simspark_message  # noqa: PLC0415
 
         if self.trainer is None:
             return
         try:
             batch = self.trainer.receive(0.0)
+            if batch and self.tracker is None:
+                self._track('simspark' if is_simspark_message(batch[0]) else 'mujoco')
+            if self.monitor_clock is not None and self.tracker.needs_full and time.monotonic() > self._full_asked + 1:
+                self._full_asked = time.monotonic()  # a new connection starts with diffs; a misfit needs one too
+                self.trainer.request_full_state()
         except LinkDown:
             print('record: the monitor connection closed: no more ground truth', file=sys.stderr)
             self.trainer.close()
             self.trainer = None
             return
         for ns, truth in read_truths(batch, self.monitor_state, self.tracker, self.dump):
+            if self.monitor_clock is not None:
+                ns = self.monitor_clock.stamp(ns, self.clock_ns)
+                if ns <= self._truth_ns:  # while the clock's offset settles: never a stamp twice or back
+                    continue
+            self._truth_ns = ns
             self.now_ns = max(self.now_ns, ns)
             self._write_truth(ns, truth)
 
@@ -421,7 +462,13 @@ def record_parser() -> argparse.ArgumentParser:
     p.add_argument('--out', '-o', required=True, help='the bag directory to create (must not exist)')
     p.add_argument('--teams', nargs='+', required=True, help='team names: every topic under /<team>/ is recorded')
     p.add_argument(
-        '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
+        '--monitor-port', type=int, default=0, help="the server's monitor port for the ground truth (0: none)"
+    )
+    p.add_argument(
+        '--server',
+        choices=('auto', 'mujoco', 'simspark'),
+        default='auto',
+        help='the monitor stream: RCSSServerMJ (mujoco), rcssserver3d (simspark), or auto: from its first message',
     )
     p.add_argument('--host', default='127.0.0.1', help='the server host (loopback)')
     p.add_argument(
