@@ -7,7 +7,8 @@ truth; ``--server auto`` tells them apart by the first monitor message. The bag 
 ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
 Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
 rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
-message) put on the server time of ``/clock`` (:class:`robocup3d_tools.simspark_truth.MonitorClock`).
+message) put on the server time of ``/clock`` (or, without it, of the players' ``joint_states``; see
+:class:`robocup3d_tools.simspark_truth.MonitorClock`).
 
 Written besides the players' topics:
 
@@ -191,7 +192,8 @@ class Recorder:
         self.connections: dict[str, object] = {}
         self.counts: dict[str, int] = {}
         self.now_ns = 0  # latest server time seen
-        self.clock_ns = 0  # latest /clock
+        self.clock_ns = 0  # latest /clock (or, without one, a player's joint_states stamp): the server time
+        self._clock_topic = False  # whether a /clock came
         self.last_ns = 0  # latest bag timestamp written (kept monotonic)
         self.running = True
         self.trainer = None
@@ -272,7 +274,9 @@ class Recorder:
             ns = _header_ns(data)
             if ns is not None:
                 self.now_ns = max(self.now_ns, ns)
-                self.clock_ns = ns
+                self.clock_ns, self._clock_topic = ns, True
+        elif topic.endswith('/joint_states') and not self._clock_topic:  # a team without a clock player
+            self.clock_ns = _header_ns(data) or 0  # the server time of the player's percept
         self.write(topic, msgtype, data)
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
