@@ -9,9 +9,11 @@ transform changed.
 
 A Nao's body mesh is ``naobody<type>.obj`` with ``matNum<N>`` and ``matLeft|matRight`` among its
 materials; the TRF above the mesh only turns the mesh, the TRF above that is the torso. The ball is the
-TRF right above the ``soccerball.obj`` mesh. Where they are in the tree is found once per full scene;
-a diff then only updates the tree, and :meth:`SimsparkTracker.truth` composes the transforms on those
-few paths.
+TRF right above the ``soccerball.obj`` mesh. Where they are in the tree is found once per full scene
+(the only message parsed into a tree). A diff is checked against the tree's shape and applied by
+position: node ``k`` in its text is the tree's node ``k``, and only the transforms of the few nodes
+above the torsos and the ball are read (two regular-expression passes over the text, no parse), which
+:meth:`SimsparkTracker.truth` composes.
 
 The Nao faces its torso's +y axis in rcssserver3d; a truth pose is turned to REP-103 (x forward,
 y left, z up: our ``torso`` / ``base_link``), so its yaw is the robot's heading.
@@ -25,7 +27,6 @@ Pure Python and numpy (no rclpy).
 
 from __future__ import annotations
 
-import math
 import re
 import statistics
 
@@ -48,41 +49,24 @@ class _Misfit(ValueError):
     """A diff that does not match the tree."""
 
 
+_LEAF = re.compile(r'\((?!nd[\s()])[^()]*\)')  # an item that is not a node and holds no other: (SLT ..), (load ..)
+_NOT_PAREN = re.compile(r'[^()]+')
+_ND = re.compile(r'\(nd(?=[\s()])')
+_SLT_AT = re.compile(r'\(nd\s*(?:TRF\s*)?\(SLT ([^()]*)\)')  # a node's transform comes first in it
+
+
 def is_simspark_message(text: str | bytes) -> bool:
     """Whether a monitor message is rcssserver3d's (an ``(RSG ..)`` or ``(RDS ..)`` scene after the header)."""
     head = text[:20000] if isinstance(text, str) else bytes(text[:20000]).decode('ascii', 'replace')
     return head.startswith('((') and _SCENE.search(head) is not None
 
 
-def _build(expr: list) -> list:
-    """``[slt tokens or None, children]`` of a parsed node."""
-    slt = None
-    kids = []
-    for c in expr:
-        if c.__class__ is list and c:
-            head = c[0]
-            if head == 'nd':
-                kids.append(_build(c))
-            elif head == 'SLT':
-                slt = c
-    return [slt, kids]
-
-
-def _apply(node: list, expr: list) -> None:
-    kids = node[1]
-    i = 0
-    for c in expr:
-        if c.__class__ is list and c:
-            head = c[0]
-            if head == 'nd':
-                if i >= len(kids):
-                    raise _Misfit
-                _apply(kids[i], c)
-                i += 1
-            elif head == 'SLT':
-                node[0] = c
-    if i != len(kids):
-        raise _Misfit
+def _shape(scene: str) -> str:
+    """The tree's shape: the scene with everything but the nodes' parentheses taken out (same for a diff)."""
+    n = 1
+    while n:
+        scene, n = _LEAF.subn('', scene)
+    return _NOT_PAREN.sub('', scene)
 
 
 def _child(node: list, key: str) -> list:
@@ -90,14 +74,15 @@ def _child(node: list, key: str) -> list:
 
 
 def _find(scene: list) -> tuple[dict[tuple[str, int], tuple[int, ...]], tuple[int, ...] | None]:
-    """Paths (child indices from the root) of every torso TRF and of the ball's TRF in a full scene."""
+    """Chains of nodes (pre-order indices, from the top) down to every torso TRF and to the ball's TRF."""
     torsos: dict[tuple[str, int], tuple[int, ...]] = {}
     ball: list[tuple[int, ...]] = []
+    count = [0]
 
-    def walk(node: list, path: tuple[int, ...], trfs: tuple[tuple[int, ...], ...]) -> None:
+    def walk(node: list, chain: tuple[int, ...], trfs: tuple[tuple[int, ...], ...]) -> None:
         kind = node[1] if len(node) > 1 and isinstance(node[1], str) else None
         if kind == 'TRF':
-            trfs = (*trfs, path)
+            trfs = (*trfs, chain)
         elif kind == 'StaticMesh':
             load = _child(node, 'load')
             model = str(load[1]) if len(load) > 1 else ''
@@ -109,25 +94,29 @@ def _find(scene: list) -> tuple[dict[tuple[str, int], tuple[int, ...]], tuple[in
                     torsos[(side, int(num))] = trfs[-2]
             elif 'soccerball' in model and trfs and not ball:
                 ball.append(trfs[-1])
-        i = 0
         for c in node:
             if isinstance(c, list) and c and c[0] == 'nd':
-                walk(c, (*path, i), trfs)
-                i += 1
+                index = count[0]
+                count[0] += 1
+                walk(c, (*chain, index), trfs)
 
     walk(['nd', None, *scene], (), ())
     return torsos, ball[0] if ball else None
 
 
-def _matrix(slt: list) -> np.ndarray:
-    values = [float(v) for v in slt[1:]]
-    if len(values) != 16 or not all(math.isfinite(v) for v in values):
-        raise ValueError(f'SLT needs 16 finite numbers, got {slt[1:]!r}')
-    return np.array(values).reshape(4, 4).T  # column-major
+def _matrix(values: str) -> np.ndarray:
+    m = np.array(values.split(), dtype=float)
+    if m.shape != (16,) or not np.isfinite(m).all():
+        raise ValueError(f'SLT needs 16 finite numbers, got {values!r}')
+    return m.reshape(4, 4).T  # column-major
 
 
 class SimsparkTracker:
     """The scene graph of one rcssserver3d monitor connection, kept up to date message by message.
+
+    Of the tree it keeps the shape (the nodes' parentheses) and the transforms of the nodes above
+    the torsos and the ball. A diff fits when its shape is the same; its node ``k`` (in text order)
+    is the tree's node ``k``, and only the nodes kept are read.
 
     ``needs_full`` is true while there is no tree (at the start, or after a diff that did not fit):
     ask the server for a full state (``TrainerClient.request_full_state()``) then.
@@ -136,7 +125,7 @@ class SimsparkTracker:
     dialect = 'simspark'
 
     def __init__(self, step: float = DEFAULT_STEP) -> None:
-        self.root: list | None = None
+        self.shape: str | None = None
         self.step = step
         self.messages = 0  # monitor messages seen
         self.time_ns = 0  # monitor time: ``step`` per message after the first
@@ -144,13 +133,15 @@ class SimsparkTracker:
         self.game_time: float | None = None
         self._torsos: dict[tuple[str, int], tuple[int, ...]] = {}
         self._ball: tuple[int, ...] | None = None
+        self._kept: list[int] = []  # nodes whose transforms are kept (pre-order indices)
+        self._mats: dict[int, np.ndarray] = {}
         self._last_game_time: float | None = None
         self._delta: float | None = None
 
     @property
     def needs_full(self) -> bool:
         """Whether the tracker waits for a full scene."""
-        return self.root is None
+        return self.shape is None
 
     def update(self, message: str | bytes) -> bool:
         """Apply one monitor message; False (and the tree dropped until the next full state) if it does not fit."""
@@ -163,23 +154,33 @@ class SimsparkTracker:
             self.errors += 1
             return False
         self._game_time(text[: m.start()])
+        scene = text[m.end() :].strip()
         try:
-            parsed = parse_sexp(text[m.end() :])
-            if len(parsed) != 1 or not isinstance(parsed[0], list):
-                raise _Misfit
-            scene = parsed[0]
             if m.group(1) == 'RSG':
-                self.root = [None, [_build(c) for c in scene if isinstance(c, list) and c and c[0] == 'nd']]
-                self._torsos, self._ball = _find(scene)
-            elif self.root is not None:
-                _apply(self.root, scene)
-            else:
+                parsed = parse_sexp(scene)
+                if len(parsed) != 1 or not isinstance(parsed[0], list):
+                    raise _Misfit
+                self._torsos, self._ball = _find(parsed[0])
+                self._kept = sorted({k for chain in (*self._torsos.values(), self._ball or ()) for k in chain})
+                self._mats = {}
+                self.shape = _shape(scene)
+            elif self.shape is None:
                 return False
-        except (SExpParseError, _Misfit):
+            elif _shape(scene) != self.shape:
+                raise _Misfit
+            self._read_transforms(scene)
+        except (SExpParseError, _Misfit, ValueError):
             self.errors += 1
-            self.root = None
+            self.shape = None
             return False
         return True
+
+    def _read_transforms(self, scene: str) -> None:
+        starts = [n.start() for n in _ND.finditer(scene)]
+        for k in self._kept:
+            slt = _SLT_AT.match(scene, starts[k])
+            if slt is not None:
+                self._mats[k] = _matrix(slt.group(1))
 
     def _game_time(self, header: str) -> None:
         """Learn the monitor step from the game time, which moves with the server time while the game runs."""
@@ -197,13 +198,12 @@ class SimsparkTracker:
             self.step = delta
         self._delta = delta
 
-    def _world(self, path: tuple[int, ...]) -> np.ndarray:
-        node = self.root
+    def _world(self, chain: tuple[int, ...]) -> np.ndarray:
         world = np.eye(4)
-        for i in path:
-            node = node[1][i]
-            if node[0] is not None:
-                world = world @ _matrix(node[0])
+        for k in chain:
+            m = self._mats.get(k)
+            if m is not None:
+                world = world @ m
         return world
 
     def truth(self, team_left: str | None = None, team_right: str | None = None) -> Truth:
@@ -213,21 +213,14 @@ class SimsparkTracker:
         """
         robots: dict[tuple[str, int], np.ndarray] = {}
         ball = None
-        if self.root is not None:
+        if self.shape is not None:
             names = {'Left': team_left, 'Right': team_right}
-            for (side, unum), path in self._torsos.items():
-                if names[side] is None:
-                    continue
-                try:
-                    robots[(names[side], unum)] = self._world(path) @ _TO_BASE_LINK
-                except (ValueError, IndexError):
-                    self.errors += 1
+            for (side, unum), chain in self._torsos.items():
+                if names[side] is not None:
+                    robots[(names[side], unum)] = self._world(chain) @ _TO_BASE_LINK
             if self._ball is not None:
-                try:
-                    m = self._world(self._ball)
-                    ball = (float(m[0, 3]), float(m[1, 3]), float(m[2, 3]))
-                except (ValueError, IndexError):
-                    self.errors += 1
+                m = self._world(self._ball)
+                ball = (float(m[0, 3]), float(m[1, 3]), float(m[2, 3]))
         return Truth(self.time_ns / 1e9, ball, robots)
 
 
