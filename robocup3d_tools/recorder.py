@@ -13,8 +13,9 @@ message) put on the server time of ``/clock`` (or, without it, of the players' `
 Written besides the players' topics:
 
 * ``/truth/ball`` (geometry_msgs/PointStamped, ``world``), ``/truth/<team>/p<unum>/pose``
-  (geometry_msgs/PoseStamped of the torso, ``world``), ``/truth/game`` (std_msgs/String JSON: play
-  mode, game time, half, score, teams, fouls; on change and once a second), stamped with server time;
+  (geometry_msgs/PoseStamped of the torso as base_link: x forward, ``world``), ``/truth/game``
+  (std_msgs/String JSON: play mode, game time, half, score, teams, fouls, the server: ``mujoco`` or
+  ``simspark``; on change and once a second), stamped with server time;
 * ``/tf`` (tf2_msgs/TFMessage): ``world -> <team>/p<unum>/base_link`` from the ground truth (every
   monitor message) and ``<team>/p<unum>/base_link -> <team>/p<unum>/<link>`` for every link of the
   robot's kinematic model from its ``joint_states`` (at most every ``--tf-period`` s of server time);
@@ -416,7 +417,7 @@ class Recorder:
             tfs.append(self.msgs.transform(ns, 'world', f'{team}/p{unum}/base_link', m))
         if tfs:
             self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
-        game = game_of(s, fouls=True)
+        game = {**game_of(s, fouls=True), 'server': self.tracker.dialect}
         key = json.dumps({k: v for k, v in game.items() if k != 'game_time'}, sort_keys=True)
         second = int(ns // 1_000_000_000)
         if (key, second) != self._last_game:

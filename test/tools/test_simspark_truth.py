@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -179,8 +180,8 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     msgs = _read(bag)  # every message decodes
     for topic in ('/truth/ball', '/truth/Alpha/p1/pose', '/truth/Beta/p1/pose', '/truth/game', '/tf', '/clock'):
         assert msgs.get(topic), f'{topic} missing from the bag: {sorted(msgs)}'
-    game = msgs['/truth/game'][-1][1].data
-    assert '"team_left": "Alpha"' in game and '"team_right": "Beta"' in game, game
+    game = json.loads(msgs['/truth/game'][-1][1].data)
+    assert (game['team_left'], game['team_right'], game['server']) == ('Alpha', 'Beta', 'simspark'), game
     # the end of the match (its last second): Beta's player and the ball where the trainer put them
     poses = msgs['/truth/Beta/p1/pose']
     end = _ns(poses[-1][1].header.stamp)
@@ -209,3 +210,14 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     assert np.median(np.diff(stamps)) == 40_000_000
     clock = np.array([_ns(m.clock) for _, m in msgs['/clock']])
     assert abs(stamps[-1] - clock[-1]) < 200_000_000  # on the players' server time
+    # the report finds the server in the bag: rcssserver3d's field, both players' ground truth
+    report = subprocess.run(
+        [sys.executable, '-m', 'robocup3d_tools.cli', 'report', str(bag), '-o', str(tmp_path / 'report.html')],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    assert 'field simspark' in report.stdout and 'Beta/p1' in report.stdout, report.stdout
