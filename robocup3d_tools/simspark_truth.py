@@ -19,9 +19,9 @@ The Nao faces its torso's +y axis in rcssserver3d; a truth pose is turned to REP
 y left, z up: our ``torso`` / ``base_link``), so its yaw is the robot's heading.
 
 rcssserver3d sends no server time: it sends a monitor message every ``$monitorStep`` (0.04 s) of
-simulated time (a requested full state replaces one), so :attr:`Truth.time` is the monitor time,
-``step`` per message since the first one of the connection; :class:`MonitorClock` puts it on the
-server time of ``/clock``.
+simulated time, in real-time and in sync mode (a requested full state replaces one), so
+:attr:`Truth.time` is the monitor time, ``step`` per message since the first one of the connection;
+:class:`MonitorClock` puts it on the server time of ``/clock``.
 Pure Python and numpy (no rclpy).
 """
 
@@ -227,14 +227,16 @@ class SimsparkTracker:
 class MonitorClock:
     """Server time (ns) of monitor messages: monitor time plus an offset learnt from ``/clock``.
 
-    The offset is the median of ``clock - monitor time`` over the first ``samples`` messages that
-    came with a known ``/clock`` (the players' server time, which reaches the recorder a little
-    late or early), and is fixed from then on, so the stamps keep the monitor's exact spacing; it
-    is learnt again when the two drift apart by more than ``resync`` s. Without any ``/clock`` the
-    stamps are the monitor time.
+    The monitor time is exact (0.04 s of simulated time a message, in real-time and in sync mode);
+    the ``/clock`` a recorder has seen when a message comes is not: it reaches the recorder late or
+    early, by a cycle in real time, by up to 0.4 s when a sync-mode server runs fast. So the offset
+    is the median of ``clock - monitor time`` over the first ``samples`` messages that came with a
+    known ``/clock`` and is fixed from then on: the stamps keep the monitor's spacing. It is learnt
+    again only when the two are ``resync`` s apart (the clock's source restarted). Without any
+    ``/clock`` the stamps are the monitor time.
     """
 
-    def __init__(self, samples: int = 25, resync: float = 0.5) -> None:
+    def __init__(self, samples: int = 50, resync: float = 5.0) -> None:
         self.samples = samples
         self.resync_ns = int(resync * 1e9)
         self._offsets: list[int] = []
