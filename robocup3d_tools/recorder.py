@@ -278,9 +278,19 @@ class Recorder:
                 self.clock_ns, self._clock_topic = ns, True
         elif topic.endswith('/joint_states') and not self._clock_topic:  # a team without a clock player
             self.clock_ns = _header_ns(data) or 0  # the server time of the player's percept
+        elif topic.endswith('/game_state') and self.monitor_clock is not None:
+            self._game_state_time(data)
         self.write(topic, msgtype, data)
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
+
+    def _game_state_time(self, data: bytes) -> None:
+        """A player's server time and game time of the same percept: rcssserver3d's truth goes on server time."""
+        try:
+            state = json.loads(self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
+            self.monitor_clock.player(round(float(state['time']) * 1e9), state.get('game_time'), state.get('play_mode'))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            pass
 
     def _body(self, ns_prefix: str, names: list[str]) -> object:
         """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
@@ -391,7 +401,7 @@ class Recorder:
             return
         for ns, truth in read_truths(batch, self.monitor_state, self.tracker, self.dump):
             if self.monitor_clock is not None:
-                ns = self.monitor_clock.stamp(ns, self.clock_ns)
+                ns = self.monitor_clock.stamp(ns, self.clock_ns, self.tracker.game_time, self.tracker.running)
                 if ns <= self._truth_ns:  # while the clock's offset settles: never a stamp twice or back
                     continue
             self._truth_ns = ns
@@ -515,6 +525,9 @@ def main(argv: list[str] | None = None) -> int:
         rec.close()
     total = sum(rec.counts.values())
     print(f'robocup3d record: {total} messages on {len(rec.counts)} topics in {args.out}', flush=True)
+    if rec.monitor_clock is not None:
+        how = 'the game time' if rec.monitor_clock.exact else '/clock' if rec.clock_ns else 'nothing: monitor time'
+        print(f'robocup3d record: rcssserver3d truth put on server time from {how}', flush=True)
     if rec.tracker is not None and rec.tracker.errors:
         print(f'robocup3d record: {rec.tracker.errors} monitor messages did not fit the scene graph', flush=True)
     return 0

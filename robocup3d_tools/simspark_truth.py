@@ -130,7 +130,8 @@ class SimsparkTracker:
         self.messages = 0  # monitor messages seen
         self.time_ns = 0  # monitor time: ``step`` per message after the first
         self.errors = 0  # diffs that did not fit and messages that did not parse
-        self.game_time: float | None = None
+        self.game_time: float | None = None  # of the latest message's header
+        self.running = False  # whether the game time moved by one step since the message before
         self._torsos: dict[tuple[str, int], tuple[int, ...]] = {}
         self._ball: tuple[int, ...] | None = None
         self._kept: list[int] = []  # nodes whose transforms are kept (pre-order indices)
@@ -185,6 +186,7 @@ class SimsparkTracker:
     def _game_time(self, header: str) -> None:
         """Learn the monitor step from the game time, which moves with the server time while the game runs."""
         t = _TIME.search(header)
+        self.running = False
         if t is None:
             self._last_game_time = None
             return
@@ -197,6 +199,7 @@ class SimsparkTracker:
         if delta is not None and 0.005 < delta < 0.25 and delta == self._delta:  # twice: not a (time t) command
             self.step = delta
         self._delta = delta
+        self.running = delta is not None and abs(delta - self.step) < 0.0015
 
     def _world(self, chain: tuple[int, ...]) -> np.ndarray:
         world = np.eye(4)
@@ -225,26 +228,53 @@ class SimsparkTracker:
 
 
 class MonitorClock:
-    """Server time (ns) of monitor messages: monitor time plus an offset learnt from ``/clock``.
+    """Server time (ns) of monitor messages: monitor time plus an offset.
 
     The monitor time is exact (0.04 s of simulated time a message, in real-time and in sync mode);
-    the ``/clock`` a recorder has seen when a message comes is not: it reaches the recorder late or
-    early, by a cycle in real time, by up to 0.4 s when a sync-mode server runs fast. So the offset
-    is the median of ``clock - monitor time`` over the first ``samples`` messages that came with a
-    known ``/clock`` and is fixed from then on: the stamps keep the monitor's spacing. It is learnt
-    again only when the two are ``resync`` s apart (the clock's source restarted). Without any
-    ``/clock`` the stamps are the monitor time.
+    the offset is found two ways:
+
+    * exactly, while the game time runs: a player's ``game_state`` pairs its server time with the
+      game time of the same percept, and the monitor header sends the game time of each message;
+      the median of the first ``exact_samples`` such pairs, the game times less than 1 s apart;
+    * until then, from the ``/clock`` the recorder has seen when a message comes, which reaches it a
+      cycle late or early in real time, up to 0.5 s when a sync-mode server runs fast: the median
+      of ``clock - monitor time`` over the first ``samples`` messages, learnt again only when the
+      two are ``resync`` s apart (the clock's source restarted).
+
+    Without either the stamps are the monitor time.
     """
 
-    def __init__(self, samples: int = 50, resync: float = 5.0) -> None:
+    def __init__(self, samples: int = 50, resync: float = 5.0, exact_samples: int = 5) -> None:
         self.samples = samples
         self.resync_ns = int(resync * 1e9)
+        self.exact_samples = exact_samples
         self._offsets: list[int] = []
+        self._exact: list[int] = []
+        self._player: tuple[int, float] | None = None
         self.offset = 0
 
-    def stamp(self, monitor_ns: int, clock_ns: int | None) -> int:
-        """The server time of a message at ``monitor_ns``, given the latest ``/clock`` (None or 0: none yet)."""
-        if clock_ns:
+    @property
+    def exact(self) -> bool:
+        """Whether the offset comes from the game time."""
+        return bool(self._exact)
+
+    def player(self, server_ns: int, game_time: float | None, play_mode: str | None) -> None:
+        """A player's server time and game time of one percept (from its ``game_state``)."""
+        if game_time and play_mode not in (None, 'BeforeKickOff', 'GameOver'):
+            self._player = (server_ns, float(game_time))
+
+    def stamp(
+        self, monitor_ns: int, clock_ns: int | None, game_time: float | None = None, running: bool = False
+    ) -> int:
+        """The server time of a message at ``monitor_ns``, given the latest ``/clock`` (None or 0: none yet)
+        and the message's game time (``running``: it moved by one step since the message before)."""
+        if running and game_time is not None and self._player is not None:
+            server_ns, player_game = self._player
+            if abs(game_time - player_game) < 1.0 and len(self._exact) < self.exact_samples:
+                self._exact.append(server_ns + round((game_time - player_game) * 1e9) - monitor_ns)
+                self.offset = int(statistics.median(self._exact))
+            self._player = None
+        if clock_ns and not self._exact:
             if len(self._offsets) < self.samples:
                 self._offsets.append(clock_ns - monitor_ns)
                 self.offset = int(statistics.median(self._offsets))

@@ -74,12 +74,15 @@ def test_tracker_on_the_captured_stream(monitor_lines: list[str]) -> None:
 
 
 def test_monitor_time_follows_the_server(monitor_lines: list[str]) -> None:
-    """0.04 s a message (the game time runs with it during play), and on /clock's time with a fixed offset."""
+    """0.04 s a message (the game time runs with it during play), on /clock's time with a fixed offset, and
+    on the exact server time once a player's game_state pairs it with a game time."""
     tracker, state = SimsparkTracker(), MonitorState()
-    stamps, games = [], []
+    stamps, games, tracker_running = [], [], []
     for ns, _ in read_truths(monitor_lines, state, tracker):
         stamps.append(ns)
         games.append(state.game_time)
+        tracker_running.append(tracker.running)
+    assert not any(tracker_running[:58]) and all(tracker_running[58:])  # from the kick-off (message 59), goal too
     assert np.all(np.diff(stamps) == 40_000_000)
     assert stamps[99] - stamps[83] == pytest.approx((games[99] - games[83]) * 1e9)  # PlayOn from message 84
     clock = MonitorClock(samples=5)
@@ -88,6 +91,12 @@ def test_monitor_time_follows_the_server(monitor_lines: list[str]) -> None:
     assert np.all(np.diff(out[5:]) == 40_000_000)  # fixed after the first samples
     assert out[-1] - stamps[6] == pytest.approx(100e9, abs=0.03e9)
     assert MonitorClock().stamp(stamps[3], 0) == stamps[3]  # no /clock yet: the monitor time
+    # exactly, once a player said its server time at a game time and the game time runs in the monitor
+    clock = MonitorClock()
+    clock.stamp(stamps[90], 20_300_000_000)  # a /clock 0.3 s late: the offset is off
+    clock.player(20_000_000_000 + round(games[95] * 1e9), games[95], 'PlayOn')  # server time = game time + 20 s
+    exact = [clock.stamp(stamps[i], 20_300_000_000, games[i], tracker_running[i]) for i in range(95, 120)]
+    assert clock.exact and exact[-1] == pytest.approx(20e9 + games[119] * 1e9, abs=1e6)
 
 
 def test_a_diff_that_does_not_fit_drops_the_tree(monitor_lines: list[str]) -> None:
@@ -176,6 +185,7 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     assert re.search(r'=== Alpha \d+ : \d+ Beta ===', out), out
     recorder_log = (tmp_path / 'run' / 'recorder.log').read_text()
     assert 'ground truth from the simspark monitor stream' in recorder_log, recorder_log
+    assert 'truth put on server time from the game time' in recorder_log, recorder_log
 
     msgs = _read(bag)  # every message decodes
     for topic in ('/truth/ball', '/truth/Alpha/p1/pose', '/truth/Beta/p1/pose', '/truth/game', '/tf', '/clock'):
