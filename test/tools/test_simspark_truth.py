@@ -231,3 +231,40 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     )
     assert report.returncode == 0, report.stderr
     assert 'field simspark' in report.stdout and 'Beta/p1' in report.stdout, report.stdout
+
+
+@pytest.mark.simspark
+@pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
+def test_team_record_on_rcssserver3d(tmp_path: Path) -> None:
+    """``team --server simspark --record``: the player's truth where a full scene of the server shows it (near
+    the goalkeeper's beam to (-14, 0)), on its server time (the team has no /clock: its joint_states give it)."""
+    pytest.importorskip('rosbags')
+    from simspark_support import simspark_server, wait_until  # noqa: PLC0415 - after the skip
+
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    env.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
+    env['PYTHONPATH'] = os.pathsep.join(p for p in (str(REPO), env.get('PYTHONPATH', '')) if p)
+    bag = tmp_path / 'bag'
+    with simspark_server() as server:
+        cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'team', '--server', 'simspark', '--players', '1']
+        cmd += ['--port', str(server.agent_port), '--monitor-port', str(server.monitor_port), '--team', 'Solo']
+        cmd += ['--log-dir', str(tmp_path), '--record', str(bag)]
+        with open(tmp_path / 'team.log', 'wb') as log:
+            team = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            assert wait_until(lambda: server.poll(0.1) or server.trainer.state.team_left == 'Solo', 90.0)
+            server.read_monitor(8.0)  # the player beams itself to its place and stands (BeforeKickOff)
+            seen = server.positions()[('Left', 1)]  # from a full scene the test asks for
+        finally:
+            team.send_signal(signal.SIGINT)  # the team stops the recorder, which closes the bag
+            team.wait(60)
+    assert team.returncode == 0, (tmp_path / 'team.log').read_text()
+    msgs = _read(bag)
+    poses = msgs.get('/truth/Solo/p1/pose')
+    assert poses, sorted(msgs)
+    # it beams itself again every second (new noise each time): the full scene's place is one of the truth's
+    places = np.array([(m.pose.position.x, m.pose.position.y, m.pose.position.z) for _, m in poses])
+    assert np.min(np.linalg.norm(places - np.array(seen), axis=1)) < 0.002, (seen, places[-5:])
+    assert np.all(np.abs(places[-10:, :2] - (-14.0, 0.0)) < 0.1)  # the goalkeeper's beam, with the server's noise
+    joints = max(_ns(m.header.stamp) for _, m in msgs['/Solo/p1/joint_states'])
+    assert abs(_ns(poses[-1][1].header.stamp) - joints) < 200_000_000  # both on the server time
