@@ -173,8 +173,6 @@ def check_args(args: argparse.Namespace) -> None:
             raise ValueError(f'rcssserver3d plays 1 or 2 halves, not {args.halves}')
         if args.no_server:
             raise ValueError('--no-server is for RCSSServerMJ; on simspark the match starts its own rcssserver3d')
-        if args.record:
-            raise ValueError('--record is for RCSSServerMJ matches so far; on simspark use robocup3d record beside it')
         if args.opponent_cmd is not None and not 1 <= args.opponent_players <= 11:
             raise ValueError(f'--opponent-players must be 1-11, got {args.opponent_players}')
     elif args.opponent_cmd is not None:
@@ -207,7 +205,9 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         watcher = _DiagnosticsWatcher(env)
         if args.record:
             exclude = [] if args.record_all else None
-            recorder = start_recorder(Path(args.record), list(args.teams), mport, run_dir, env, exclude=exclude)
+            recorder = start_recorder(
+                Path(args.record), list(args.teams), mport, run_dir, env, exclude=exclude, server='mujoco'
+            )
             log(f'recording into {args.record} (pid {recorder.pid})')
         for i, name in enumerate(args.teams):
             runner = TeamRunner(

@@ -176,7 +176,8 @@ class _Collector:
 
 
 def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchData:
-    """Read ``bag``; ``server``: 'mujoco', 'simspark' or 'auto' (mujoco when the bag has ground truth).
+    """Read ``bag``; ``server``: 'mujoco', 'simspark' or 'auto' (as ``/truth/game`` names it, else mujoco
+    when the bag has ground truth).
 
     Raises:
         BagError: the bag is missing, not a bag, truncated or corrupted.
@@ -218,6 +219,7 @@ def load_match(bag: Path, server: str = 'auto', rules: str = 'ssim') -> MatchDat
         reader.close()
     if first is None:
         raise BagError(f'{where}: the bag holds no messages')
-    if server == 'auto':
-        server = 'mujoco' if rows.truth or rows.ball else 'simspark'
+    if server == 'auto':  # the recorder names the server in /truth/game; older bags: truth came from MJ only
+        named = next((g['server'] for _, g in rows.games if g.get('server') in ('mujoco', 'simspark')), None)
+        server = named or ('mujoco' if rows.truth or rows.ball else 'simspark')
     return rows.match(Path(bag), first, last, field_for(server, rules), counts)

@@ -101,6 +101,8 @@ def server_time(text: str) -> float | None:
 class SceneTracker:
     """The scene graph of one monitor connection, kept up to date message by message."""
 
+    dialect = 'mujoco'
+
     def __init__(self) -> None:
         self.root: _Node | None = None
         self.time: float | None = None
@@ -180,8 +182,12 @@ def read_truths(
     batch: Iterable[bytes | str], state: object, tracker: SceneTracker, dump: TextIO | None = None
 ) -> Iterator[tuple[int, Truth]]:
     """Monitor messages into ``state`` (a ``MonitorState``: play mode, score, ...) and ``tracker``;
-    ``(server time in ns, truth)`` for each that updates the scene at a known time. ``dump`` gets
-    every message as a line."""
+    ``(time in ns, truth)`` for each that updates the scene at a known time. ``dump`` gets every
+    message as a line.
+
+    ``tracker`` is a :class:`SceneTracker` (RCSSServerMJ: the time is the server time) or a
+    ``simspark_truth.SimsparkTracker`` (rcssserver3d: the monitor time, robots under their team names).
+    """
     from robocup3d_bridge.trainer import MonitorParseError, parse_monitor_message  # noqa: PLC0415
 
     for raw in batch:
@@ -189,12 +195,12 @@ def read_truths(
         if dump is not None:
             dump.write(text + '\n')
         try:
-            parse_monitor_message(text, 'mujoco', state)
+            parse_monitor_message(text, tracker.dialect, state)
         except MonitorParseError:
             pass
         if not tracker.update(text):
             continue
-        truth = tracker.truth()
+        truth = tracker.truth() if tracker.dialect == 'mujoco' else tracker.truth(state.team_left, state.team_right)
         if truth.time is not None:
             yield round(truth.time * 1e9), truth
 

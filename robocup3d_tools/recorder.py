@@ -2,15 +2,20 @@
 
 One process of its own: a node that subscribes (serialized, no decoding) to every topic under the
 given team namespaces plus ``/clock`` and ``/diagnostics``, as they appear, and a monitor connection
-of its own to RCSSServerMJ (which takes several monitors) for the ground truth. The bag is written
-with PyPI ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no
-wheel. Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
+of its own to the server (RCSSServerMJ and rcssserver3d both take several monitors) for the ground
+truth; ``--server auto`` tells them apart by the first monitor message. The bag is written with PyPI
+``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
+Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
+rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
+message) put on the server time of ``/clock`` (or, without it, of the players' ``joint_states``; see
+:class:`robocup3d_tools.simspark_truth.MonitorClock`).
 
 Written besides the players' topics:
 
 * ``/truth/ball`` (geometry_msgs/PointStamped, ``world``), ``/truth/<team>/p<unum>/pose``
-  (geometry_msgs/PoseStamped of the torso, ``world``), ``/truth/game`` (std_msgs/String JSON: play
-  mode, game time, half, score, teams, fouls; on change and once a second), stamped with server time;
+  (geometry_msgs/PoseStamped of the torso as base_link: x forward, ``world``), ``/truth/game``
+  (std_msgs/String JSON: play mode, game time, half, score, teams, fouls, the server: ``mujoco`` or
+  ``simspark``; on change and once a second), stamped with server time;
 * ``/tf`` (tf2_msgs/TFMessage): ``world -> <team>/p<unum>/odom -> <team>/p<unum>/base_link`` (REP-105,
   :mod:`robocup3d_tools.odom_frames`: the walk's odometry below, the ground truth through both; every
   monitor message) and ``<team>/p<unum>/base_link -> <team>/p<unum>/<link>`` for every link of the
@@ -56,9 +61,11 @@ def record_command(
     robot: str = 'auto',
     host: str = '127.0.0.1',
     exclude: list[str] | None = None,
+    server: str = 'auto',
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
+    cmd += ['--server', server]
     cmd += ['--teams', *teams]
     if exclude:
         cmd += ['--exclude', *exclude]
@@ -80,10 +87,12 @@ def start_recorder(
     env: dict[str, str],
     robot: str = 'auto',
     exclude: list[str] | None = None,
+    server: str = 'auto',
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
     ``exclude``: topics not to record (default :data:`COSTLY`; ``[]`` records everything).
+    ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first monitor message).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -92,7 +101,9 @@ def start_recorder(
     log_dir.mkdir(parents=True, exist_ok=True)
     with open(log_dir / 'recorder.log', 'ab') as log:
         return subprocess.Popen(
-            record_command(out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude),
+            record_command(
+                out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude, server=server
+            ),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -195,11 +206,16 @@ class Recorder:
         self.connections: dict[str, object] = {}
         self.counts: dict[str, int] = {}
         self.now_ns = 0  # latest server time seen
+        self.clock_ns = 0  # latest /clock (or, without one, a player's joint_states stamp): the server time
+        self._clock_topic = False  # whether a /clock came
         self.last_ns = 0  # latest bag timestamp written (kept monotonic)
         self.running = True
         self.trainer = None
         self.tracker = None
         self.monitor_state = None
+        self.monitor_clock = None  # rcssserver3d: monitor time -> server time
+        self._truth_ns = -1  # stamp of the latest truth written
+        self._full_asked = -math.inf  # when a full rcssserver3d scene was last asked for
         self._last_game: tuple[str, int] = ('', -1)
         self._static_done: set[str] = set()
         self._tf_due: dict[str, int] = {}
@@ -249,7 +265,7 @@ class Recorder:
             if topic.startswith(f'/{team}/'):
                 rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
                 if self.writer is None:  # TF only: what it is made of, nothing the players build for us alone
-                    return rest in ('joint_states', 'odom')
+                    return rest in ('joint_states', 'odom', 'game_state')
                 return not any(fnmatch.fnmatchcase(rest, pattern) for pattern in self.args.exclude)
         return topic in _EXTRA_TOPICS
 
@@ -288,6 +304,11 @@ class Recorder:
             ns = _header_ns(data)
             if ns is not None:
                 self.now_ns = max(self.now_ns, ns)
+                self.clock_ns, self._clock_topic = ns, True
+        elif topic.endswith('/joint_states') and not self._clock_topic:  # a team without a clock player
+            self.clock_ns = _header_ns(data) or 0  # the server time of the player's percept
+        elif topic.endswith('/game_state') and self.monitor_clock is not None:
+            self._game_state_time(data)
         self.write(topic, msgtype, data)
         if topic.endswith('/joint_states'):
             self._joint_tf(topic[: -len('/joint_states')], data)
@@ -302,6 +323,14 @@ class Recorder:
         except Exception:  # noqa: BLE001 - a message rosbags cannot read is recorded, not integrated
             return
         self.odom.twist(player, self.now_ns if ns is None else ns, twist.linear.x, twist.linear.y, twist.angular.z)
+
+    def _game_state_time(self, data: bytes) -> None:
+        """A player's server time and game time of the same percept: rcssserver3d's truth goes on server time."""
+        try:
+            state = json.loads(self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
+            self.monitor_clock.player(round(float(state['time']) * 1e9), state.get('game_time'), state.get('play_mode'))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            pass
 
     def _body(self, ns_prefix: str, names: list[str]) -> object:
         """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
@@ -356,11 +385,11 @@ class Recorder:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.trainer import MonitorState, TrainerClient  # noqa: PLC0415
-        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
 
         deadline = time.monotonic() + 15.0
+        dialect = Dialect.SIMSPARK if self.args.server == 'simspark' else Dialect.MUJOCO
         while self.running:
-            trainer = TrainerClient(self.args.host, self.args.monitor_port, Dialect.MUJOCO)
+            trainer = TrainerClient(self.args.host, self.args.monitor_port, dialect)
             try:
                 trainer.connect()
                 break
@@ -373,22 +402,49 @@ class Recorder:
                     )
                     return
                 time.sleep(0.3)
-        self.trainer, self.tracker, self.monitor_state = trainer, SceneTracker(), MonitorState()
+        self.trainer, self.monitor_state = trainer, MonitorState()
+        if self.args.server != 'auto':
+            self._track(self.args.server)
+
+    def _track(self, server: str) -> None:
+        """Read the monitor as ``server``'s (mujoco or simspark) from now on."""
+        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
+        from robocup3d_tools.simspark_truth import MonitorClock, SimsparkTracker  # noqa: PLC0415
+
+        if server == 'simspark':
+            self.trainer.dialect = Dialect.SIMSPARK
+            self.tracker, self.monitor_clock = SimsparkTracker(), MonitorClock()
+        else:
+            self.trainer.dialect = Dialect.MUJOCO
+            self.tracker = SceneTracker()
+        print(f'record: ground truth from the {server} monitor stream', file=sys.stderr, flush=True)
 
     def poll_monitor(self) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_tools.monitor_truth import read_truths  # noqa: PLC0415
+        from robocup3d_tools.simspark_truth import is_simspark_message  # noqa: PLC0415
 
         if self.trainer is None:
             return
         try:
             batch = self.trainer.receive(0.0)
+            if batch and self.tracker is None:
+                self._track('simspark' if is_simspark_message(batch[0]) else 'mujoco')
+            if self.monitor_clock is not None and self.tracker.needs_full and time.monotonic() > self._full_asked + 1:
+                self._full_asked = time.monotonic()  # a new connection starts with diffs; a misfit needs one too
+                self.trainer.request_full_state()
         except LinkDown:
             print('record: the monitor connection closed: no more ground truth', file=sys.stderr)
             self.trainer.close()
             self.trainer = None
             return
         for ns, truth in read_truths(batch, self.monitor_state, self.tracker, self.dump):
+            if self.monitor_clock is not None:
+                ns = self.monitor_clock.stamp(ns, self.clock_ns, self.tracker.game_time, self.tracker.running)
+                if ns <= self._truth_ns:  # while the clock's offset settles: never a stamp twice or back
+                    continue
+            self._truth_ns = ns
             self.now_ns = max(self.now_ns, ns)
             self._write_truth(ns, truth)
 
@@ -414,7 +470,7 @@ class Recorder:
             tfs.append(self.msgs.transform(ns, f'{player}/odom', f'{player}/base_link', odom_base))
         if tfs:
             self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
-        game = game_of(s, fouls=True)
+        game = {**game_of(s, fouls=True), 'server': self.tracker.dialect}
         key = json.dumps({k: v for k, v in game.items() if k != 'game_time'}, sort_keys=True)
         second = int(ns // 1_000_000_000)
         if (key, second) != self._last_game:
@@ -470,7 +526,13 @@ def record_parser() -> argparse.ArgumentParser:
     )
     p.add_argument('--teams', nargs='+', required=True, help='team names: every topic under /<team>/ is recorded')
     p.add_argument(
-        '--monitor-port', type=int, default=0, help='RCSSServerMJ monitor port for the ground truth (0: none)'
+        '--monitor-port', type=int, default=0, help="the server's monitor port for the ground truth (0: none)"
+    )
+    p.add_argument(
+        '--server',
+        choices=('auto', 'mujoco', 'simspark'),
+        default='auto',
+        help='the monitor stream: RCSSServerMJ (mujoco), rcssserver3d (simspark), or auto: from its first message',
     )
     p.add_argument('--host', default='127.0.0.1', help='the server host (loopback)')
     p.add_argument(
@@ -523,6 +585,9 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(rec.counts.values())
     where = f'in {args.out}' if args.out else 'published live'
     print(f'robocup3d record: {total} messages on {len(rec.counts)} topics {where}', flush=True)
+    if rec.monitor_clock is not None:
+        how = 'the game time' if rec.monitor_clock.exact else '/clock' if rec.clock_ns else 'nothing: monitor time'
+        print(f'robocup3d record: rcssserver3d truth put on server time from {how}', flush=True)
     if rec.tracker is not None and rec.tracker.errors:
         print(f'robocup3d record: {rec.tracker.errors} monitor messages did not fit the scene graph', flush=True)
     return 0

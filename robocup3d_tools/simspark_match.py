@@ -18,6 +18,7 @@ from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos
 from robocup3d_tools.match import MatchResult, _DiagnosticsWatcher, _wait, _wait_players, play_halves
 from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
+from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server, stop_process
 from robocup3d_tools.team_runner import TeamRunner, load_team
@@ -89,6 +90,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
     runners: list[TeamRunner] = []
     watcher = None
     opponent = None
+    recorder = None
     mode = 'sync' if args.sync else 'real time'
     result = MatchResult(teams=tuple(args.teams), mode=mode, server='rcssserver3d', opponent=command or '')
     t0 = time.monotonic()
@@ -96,6 +98,11 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         trainer = connect_trainer(mport, Dialect.SIMSPARK)
         log(f'rcssserver3d up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
+        if args.record:  # a monitor connection of its own, beside the match's trainer
+            exclude = [] if args.record_all else None  # robot auto: nao4 (toes) or nao0 by the joint names
+            teams = [ours.team, args.teams[1]]
+            recorder = start_recorder(Path(args.record), teams, mport, run_dir, env, exclude=exclude, server='simspark')
+            log(f'recording into {args.record} (pid {recorder.pid})')
         runner = TeamRunner(ours, run_dir, env=env, extra_args=['--no-raw'], clock_player=1)
         runner.start(stagger=0.2)
         runners.append(runner)
@@ -138,6 +145,8 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
         trainer.close()
     finally:
+        if recorder is not None:
+            stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag
         if opponent is not None:
             opponent.stop()
         for r in runners:

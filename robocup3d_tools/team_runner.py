@@ -129,7 +129,8 @@ def team_parser() -> argparse.ArgumentParser:
         '--monitor-port',
         type=int,
         default=None,
-        help='RCSSServerMJ monitor port for the recorded ground truth (default: agent port + 1; 0: none)',
+        help="the server's monitor port for the recorded ground truth (default: RCSSServerMJ agent port + 1, "
+        'rcssserver3d 3200; 0: none)',
     )
     return p
 
@@ -176,14 +177,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         from robocup3d_tools.recorder import start_recorder  # noqa: PLC0415
 
-        mport = args.monitor_port if args.monitor_port is not None else cfg.port + 1
-        if cfg.server != 'mujoco':
-            mport = 0  # the ground truth is read from RCSSServerMJ's monitor stream only, so far
+        default_port = cfg.port + 1 if cfg.server == 'mujoco' else 3200
+        mport = args.monitor_port if args.monitor_port is not None else default_port
         robot = 'auto' if cfg.server == 'mujoco' else f'nao{cfg.players[0].robot_type}'
         try:
             exclude = [] if args.record_all else None
             recorder = start_recorder(
-                Path(args.record), [cfg.team], mport, Path(args.log_dir), runner.env, robot, exclude=exclude
+                Path(args.record),
+                [cfg.team],
+                mport,
+                Path(args.log_dir),
+                runner.env,
+                robot,
+                exclude=exclude,
+                server=cfg.server,
             )
         except FileExistsError as exc:
             print(f'robocup3d team: {exc}', file=sys.stderr)
