@@ -106,6 +106,7 @@ class ViewServer:
             context=self.ctx,
         )
         self.belief_ch: dict[str, object] = {}
+        self._channel_lock = threading.Lock()
         self.static_tf: dict[str, object] = {}  # child -> FrameTransform of /tf_static, sent again each second
         self.truth_period, self.belief_period = int(truth_period * 1e9), int(belief_period * 1e9)
         self._last_truth = -(10**18)
@@ -151,9 +152,10 @@ class ViewServer:
 
     def belief_channel(self, player: str) -> object:
         """The channel of a player's beliefs (``/<team>/p<unum>/beliefs``), made on first use."""
-        ch = self.belief_ch.get(player)
-        if ch is None:
-            ch = self.belief_ch[player] = self._scene_channel(f'/{player}/beliefs', context=self.ctx)
+        with self._channel_lock:  # the ROS discovery and message threads both ask: one channel, never two
+            ch = self.belief_ch.get(player)
+            if ch is None:
+                ch = self.belief_ch[player] = self._scene_channel(f'/{player}/beliefs', context=self.ctx)
         return ch
 
     def publish_truth(self, t_ns: int, force: bool = False) -> None:
@@ -355,6 +357,9 @@ def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) 
             )
             callback = on_clock if topic == '/clock' else (lambda m, t=topic: on_message(t, m))
             subs[topic] = node.create_subscription(cls, topic, callback, qos)
+            who = player_of(topic)
+            if who is not None and who[1] in ('pose', 'ball', 'players'):
+                view.belief_channel(who[0])  # advertised now, before its first message
 
     try:
         next_discovery = 0.0

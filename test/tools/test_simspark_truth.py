@@ -145,7 +145,7 @@ def _ns(stamp: object) -> int:
 @pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     """``match --server simspark --record``: the bag has the truth of both teams' players and the ball, where the
-    trainer (a third monitor connection) put them, and /tf's world -> base_link is the same pose."""
+    trainer (a third monitor connection) put them, and /tf's world -> odom -> base_link is the same pose."""
     pytest.importorskip('rosbags')
     from robocup3d_bridge.link import LinkDown  # noqa: PLC0415 - optional packages, after the skip
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
@@ -204,17 +204,28 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
         assert _angle(2 * math.atan2(q.z, q.w), math.pi / 2) < math.radians(5), q
     ball = msgs['/truth/ball'][-1][1].point
     assert (ball.x, ball.y, ball.z) == pytest.approx((*BALL, 0.04), abs=0.02)
-    # /tf has the same pose at the same stamp, and the stamps are server time, 0.04 s apart
-    tf = {}
+    # /tf's world -> odom -> base_link is the same pose at the same stamp; the stamps are server time, 0.04 s apart
+    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
+
+    def matrix(t: object, q: object) -> np.ndarray:
+        m = np.eye(4)
+        m[:3, :3] = np.asarray(quat_matrix((q.w, q.x, q.y, q.z)))
+        m[:3, 3] = (t.x, t.y, t.z)
+        return m
+
+    chain: dict[str, dict[int, np.ndarray]] = {'world': {}, 'odom': {}}
     for _, m in msgs['/tf']:
         for tr in m.transforms:
-            if tr.header.frame_id == 'world' and tr.child_frame_id == 'Beta/p1/base_link':
-                tf[_ns(tr.header.stamp)] = tr.transform
+            if (tr.header.frame_id, tr.child_frame_id) == ('world', 'Beta/p1/odom'):
+                chain['world'][_ns(tr.header.stamp)] = matrix(tr.transform.translation, tr.transform.rotation)
+            elif (tr.header.frame_id, tr.child_frame_id) == ('Beta/p1/odom', 'Beta/p1/base_link'):
+                chain['odom'][_ns(tr.header.stamp)] = matrix(tr.transform.translation, tr.transform.rotation)
     for _, m in poses:
-        tr = tf[_ns(m.header.stamp)]
+        t = _ns(m.header.stamp)
+        got = chain['world'][t] @ chain['odom'][t]
         p, q = m.pose.position, m.pose.orientation
-        assert (tr.translation.x, tr.translation.y, tr.translation.z) == pytest.approx((p.x, p.y, p.z), abs=1e-9)
-        assert (tr.rotation.x, tr.rotation.y, tr.rotation.z, tr.rotation.w) == pytest.approx((q.x, q.y, q.z, q.w))
+        assert tuple(got[:3, 3]) == pytest.approx((p.x, p.y, p.z), abs=1e-6)
+        assert got[:3, :3] == pytest.approx(matrix(p, q)[:3, :3], abs=1e-6)
     stamps = np.array([_ns(m.header.stamp) for _, m in msgs['/truth/ball']])
     assert np.all(np.diff(stamps) > 0)
     assert np.median(np.diff(stamps)) == 40_000_000
