@@ -206,6 +206,12 @@ def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[st
             'no /<team>/p<unum>/raw/percept topics (the server messages the rerun needs): record with '
             'robocup3d match --record or team --record, whose players publish them (not with --no-raw)'
         )
+    other = sorted(p for p, msgs in texts.items() if not any('(n q_' in m for m in msgs[:20]))
+    if other:  # rcssserver3d names its joints hj1, ... (RCSSServerMJ: q_hj1, ...)
+        raise MissingInputs(
+            f'the percepts of {", ".join(other)} are not RCSSServerMJ messages: the rerun knows only '
+            "RCSSServerMJ's field and robots so far"
+        )
     players = sorted(p for p in texts if p in data.truth)
     if not players:
         raise MissingInputs(
