@@ -64,36 +64,28 @@ def _robot_of(joints: set[str]) -> str:
 
 
 class _Player:
-    """The world model node's local path (``WorldModelNode.step_percept``) without ROS, for one player."""
+    """One player's world model fed as its node fed it in the player's process (``WorldModelNode.step_percept``,
+    ``local``): the same :class:`~robocup3d_perception.feed.WorldModelFeed`, without ROS."""
 
     def __init__(self, team: str, unum: int, robot: str, rules: str, secret: str) -> None:
         from robocup3d_bridge.protocol import make_protocol  # noqa: PLC0415
         from robocup3d_bridge.sanitize import PerceptSanitizer  # noqa: PLC0415
         from robocup3d_description.body import body_for  # noqa: PLC0415
         from robocup3d_description.robots import robot_spec  # noqa: PLC0415
+        from robocup3d_perception.feed import WorldModelFeed  # noqa: PLC0415
         from robocup3d_perception.field import field_for  # noqa: PLC0415
         from robocup3d_perception.world_model import WorldModel, WorldModelParameters  # noqa: PLC0415
 
         spec = robot_spec('mujoco', robot)
-        self.protocol = make_protocol(spec, team, unum)
+        self.protocol = make_protocol(spec, team, unum)  # the side, from the game state, as the bridge learns it
         self.sanitizer = PerceptSanitizer(spec.joint_names)
-        self.model = WorldModel(
-            body_for(robot), field_for('mujoco', rules), use_lines=False, params=WorldModelParameters()
-        )
-        self.team, self.unum, self.secret = team, unum, secret
-        self.side = 'left'  # until the game state says (as in the node)
-        self.play_mode: str | None = None
-        self.reports: list = []
-        self.last_report: dict = {}
-        self.walk: tuple[float, float, float, float] | None = None
-        self.last_imu_t: float | None = None
+        model = WorldModel(body_for(robot), field_for('mujoco', rules), use_lines=False, params=WorldModelParameters())
+        self.feed = WorldModelFeed(model, team, unum, secret=secret)
 
     def step(self, text: str, odom: dict[int, tuple[float, float, float]]) -> tuple[object, object] | None:
         """One recorded server message: the percept and the new world state (None: no cycle)."""
         from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.perception import PerceptParseError, parse_percept  # noqa: PLC0415
-        from robocup3d_perception.inputs import cycle_input  # noqa: PLC0415
-        from robocup3d_perception.representations import CycleInput  # noqa: PLC0415
 
         try:
             p = parse_percept(text, Dialect.MUJOCO)
@@ -101,65 +93,19 @@ class _Player:
             return None
         self.sanitizer.clean(p)
         self.protocol.observe(p)
+        feed = self.feed
         state = None
         if p.time is not None:
             walk = odom.get(_stamp_ns(p.time))
             if walk is not None:  # the walk's velocity the motion node had this cycle
-                self.walk = (p.time, *walk)
-            od = self._odometry(p.time)
-            c = cycle_input(p)
-            reports, self.reports = tuple(self.reports), []
-            ns = _stamp_ns(p.time)
-            inp = CycleInput(
-                reports=reports,
-                time=ns // 1_000_000_000 + (ns % 1_000_000_000) * 1e-9,  # the node's time: through a stamp
-                joints=dict(p.joint_positions),
-                side=self.side,
-                team=self.team,
-                unum=self.unum,
-                play_mode=self.play_mode,
-                gyro=c.gyro,
-                accel=c.accel,
-                vision=c.vision,
-                odometry=od,
-            )
-            if self.model.time is not None and inp.time < self.model.time - 1.0:
-                self.model.time = None  # the server time went back: the node starts afresh
-            state = self.model.update(inp)
-        # what the node takes from its topics after the cycle: the game state, then what was heard
+                feed.on_walk(p.time, *walk)
+            state, _ = feed.update(feed.percept_input(p))
+        # what the node takes from the bridge's topics after the cycle: the game state, then what was heard
         if p.game is not None:
-            if self.protocol.side.value in ('left', 'right'):
-                self.side = self.protocol.side.value
-            self.play_mode = p.game.play_mode
+            feed.on_game({'side': self.protocol.side.value, 'team': feed.team, 'play_mode': p.game.play_mode})
         for h in p.hear:
-            self._hear(h)
+            feed.on_hear({'team': h.team, 'time': h.time, 'direction': h.direction, 'self': h.is_self, 'text': h.text})
         return (p, state) if state is not None else None
-
-    def _odometry(self, t: float) -> object:
-        """The walk's motion since the last cycle (``WorldModelNode._odometry``)."""
-        from robocup3d_perception.representations import Odometry as WalkOdometry  # noqa: PLC0415
-
-        last, self.last_imu_t = self.last_imu_t, t
-        if self.walk is None or last is None or not 0.0 < t - last <= 0.1 or t - self.walk[0] > 0.2:
-            return None
-        dt = t - last
-        _, vx, vy, wz = self.walk
-        return WalkOdometry(vx * dt, vy * dt, wz * dt)
-
-    def _hear(self, h: object) -> None:
-        from robocup3d_perception.hearing import implausible, teammate_report  # noqa: PLC0415
-
-        if self.model.time is None:
-            return
-        heard = {'team': h.team, 'time': h.time, 'direction': h.direction, 'self': h.is_self, 'text': h.text}
-        report, _ = teammate_report(heard, self.team, self.unum, self.side, self.model.time, self.secret)
-        if report is None:
-            return
-        if self.play_mode == 'PlayOn' and implausible(self.last_report.get(report.unum), report):
-            return
-        self.last_report[report.unum] = report
-        self.reports.append(report)
-        del self.reports[:-20]
 
 
 def _read_inputs(bag: Path) -> tuple[dict[str, list[str]], dict[str, dict[int, tuple[float, float, float]]]]:
@@ -292,24 +238,51 @@ def stats(
 
 
 def compare(runs: dict[str, PlayerRun], data: object) -> dict[str, dict]:
-    """Per player: the rerun's and the live estimates' errors (:func:`stats`), on the cycles of each."""
+    """Per player: the rerun's and the live estimates' errors (:func:`stats`) on the same cycles: those with
+    a live estimate in the bag (the recorder may have subscribed to ``pose`` later than to ``raw/percept``);
+    all the rerun's cycles for a player without live estimates."""
     out = {}
     for player, run in runs.items():
         truth = data.truth[player]
-        row = {'robot': run.robot, 'side': data.side_of(player), 'odometry': run.odometry}
-        row['rerun'] = stats(truth, data.ball, run.t, run.pose, run.ball_t, run.ball)
+        row = {'robot': run.robot, 'side': data.side_of(player), 'odometry': run.odometry, 'cycles': len(run.t)}
         live = data.beliefs.get(player)
-        if live is not None:
-            seen = {_stamp_ns(t) for t in run.ball_t}  # the cycles whose See held the ball
-            lb = data.belief_ball.get(player)
-            keep = [i for i, t in enumerate(lb.t) if _stamp_ns(t) in seen] if lb is not None else []
-            bt = lb.t[keep] if keep else np.zeros(0)
-            bxy = lb.v[keep, :2] if keep else np.zeros((0, 2))
-            row['live'] = stats(truth, data.ball, live.t, live.v, bt, bxy)
-        else:
-            row['live'] = None
+        if live is None:
+            row['rerun'] = stats(truth, data.ball, run.t, run.pose, run.ball_t, run.ball)
+            row['live'] = row['same_as_live'] = None
+            out[player] = row
+            continue
+        live_t = {_stamp_ns(t) for t in live.t}
+        pick = [i for i, t in enumerate(run.t) if _stamp_ns(t) in live_t]
+        seen = {_stamp_ns(t) for t in run.ball_t}  # the cycles whose See held the ball
+        lb = data.belief_ball.get(player)
+        keep = [i for i, t in enumerate(lb.t) if _stamp_ns(t) in seen] if lb is not None else []
+        bt = lb.t[keep] if keep else np.zeros(0)
+        bxy = lb.v[keep, :2] if keep else np.zeros((0, 2))
+        both = {_stamp_ns(t) for t in bt}
+        ball_pick = [i for i, t in enumerate(run.ball_t) if _stamp_ns(t) in both]
+        row['rerun'] = stats(
+            truth,
+            data.ball,
+            [run.t[i] for i in pick],
+            [run.pose[i] for i in pick],
+            [run.ball_t[i] for i in ball_pick],
+            [run.ball[i] for i in ball_pick],
+        )
+        row['live'] = stats(truth, data.ball, live.t, live.v, bt, bxy)
+        row['same_as_live'] = _same_share(run, live)
         out[player] = row
     return out
+
+
+def _same_share(run: PlayerRun, live: object) -> float:
+    """The share of the live poses that the rerun's pose of the same cycle equals (within 1 mm and 0.001 rad)."""
+    mine = {_stamp_ns(t): pose for t, pose in zip(run.t, run.pose, strict=True)}
+    same = 0
+    for t, (x, y, yaw) in zip(live.t, live.v, strict=True):
+        p = mine.get(_stamp_ns(t))
+        d_yaw = abs((p[2] - yaw + math.pi) % (2 * math.pi) - math.pi) if p is not None else 1.0
+        same += p is not None and math.hypot(p[0] - x, p[1] - y) < 1e-3 and d_yaw < 1e-3
+    return same / len(live.t) if len(live.t) else 0.0
 
 
 def _cells(s: dict | None) -> list[str]:
@@ -341,11 +314,13 @@ def table(result: dict[str, dict]) -> str:
         'ball mean',
         'p50',
         'p90 (m)',
+        '= live',
     ]
     rows = [head]
     for player, r in result.items():
-        rows.append([player, 'rerun', *_cells(r['rerun'])])
-        rows.append(['', 'live', *_cells(r['live'])])
+        same = '-' if r['same_as_live'] is None else f'{100 * r["same_as_live"]:.0f} %'
+        rows.append([player, 'rerun', *_cells(r['rerun']), same])
+        rows.append(['', 'live', *_cells(r['live']), ''])
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = [
         '  '.join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
@@ -367,6 +342,7 @@ def rerun_main(bag: Path, rules: str = 'ssim', json_path: Path | None = None) ->
     result = compare(runs, data)
     print(f'world model rerun on {bag} (errors against the recorded ground truth; live: the recorded estimates)')
     print(table(result))
+    print('= live: the share of the live poses the rerun reproduced (within 1 mm and 0.001 rad)')
     for player, r in result.items():
         if not r['odometry']:
             print(f'note: {player}: no odom in the bag, rerun without the walk odometry')
