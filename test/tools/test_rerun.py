@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,17 @@ def match_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if importlib.util.find_spec(package) is None:
             pytest.skip(f'{package} not installed')
     run = tmp_path_factory.mktemp('rerun')
-    out = _cli('match', '--players', '1', '--half-time', '10', '--record', str(run / 'bag'), '--run-dir', str(run))
-    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'match', '--players', '1', '--half-time', '10']
+    cmd += ['--record', str(run / 'bag'), '--run-dir', str(run)]
+    env = {**os.environ, 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}
+    with open(run / 'match.log', 'wb') as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the match, its server, players and recorder
+            proc.wait()
+    assert proc.returncode == 0, (run / 'match.log').read_text()[-3000:]
     return run / 'bag'
 
 
