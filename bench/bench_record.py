@@ -1,9 +1,13 @@
 """What recording costs the players: CPU per player-cycle with and without ``robocup3d record``.
 
 One team of T1 on RCSSServerMJ in sync mode (the server waits for every player, so the figures do
-not depend on keeping real time), run for ``--seconds`` of server time without a recorder and then
-with one; prints per player CPU ms per server second and per cycle, the recorder's own CPU, and
-the bag's size. Run from the repo root with the venv active:
+not depend on keeping real time), run for ``--seconds`` of server time without a recorder, then
+with one as ``match --record`` ran it before (players with ``--no-raw``: no ``raw/percept``), then
+as it runs now (players publish ``raw/percept`` and ``raw/action`` for the recorder: the inputs of
+``replay --rerun world-model``); prints per player CPU ms per server second and per cycle, its
+ratio to the run without a recorder, the recorder's own CPU, and the bag's size. ``--exclude``
+defaults to what ``match --record`` leaves out (``recorder.COSTLY``). Run from the repo root with
+the venv active:
 
     python bench/bench_record.py --players 2 --seconds 10
 """
@@ -16,7 +20,7 @@ import time
 from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
-from robocup3d_tools.recorder import start_recorder
+from robocup3d_tools.recorder import COSTLY, start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import connect_trainer, cpu_seconds, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
@@ -25,7 +29,7 @@ from robocup3d_tools.team_runner import TeamRunner
 TEAM = 'BenchRec'
 
 
-def run(players: int, seconds: float, record: bool, work: Path, exclude: list[str]) -> dict:
+def run(players: int, seconds: float, record: bool, work: Path, exclude: list[str], raw: bool = False) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
     server = start_mujoco_server(work / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
@@ -38,7 +42,7 @@ def run(players: int, seconds: float, record: bool, work: Path, exclude: list[st
         team = TeamConfig(
             'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
         )
-        runner = TeamRunner(team, work, env=env, extra_args=['--no-raw'], clock_player=1)
+        runner = TeamRunner(team, work, env=env, extra_args=[] if raw else ['--no-raw'], clock_player=1)
         runner.start(stagger=0.3)
         trainer.wait_for(lambda s: s.team_left == TEAM, 90.0)
         time.sleep(3.0)  # every player joined, the recorder found the topics
@@ -72,23 +76,37 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--players', type=int, default=2)
     p.add_argument('--seconds', type=float, default=10.0, help='server seconds per run')
-    p.add_argument('--exclude', nargs='*', default=[], help='passed to robocup3d record --exclude')
+    p.add_argument(
+        '--exclude', nargs='*', default=list(COSTLY), help='passed to robocup3d record --exclude (default: COSTLY)'
+    )
+    p.add_argument('--repeat', type=int, default=1, help='runs of each kind, interleaved; the median is shown')
     args = p.parse_args()
-    rows = []
-    for record in (False, True):
-        work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
-        rows.append((record, run(args.players, args.seconds, record, work, args.exclude)))
+    kinds = (('off', False, False), ('no raw', True, False), ('raw', True, True))
+    runs: dict[str, list[dict]] = {name: [] for name, _, _ in kinds}
+    for _ in range(args.repeat):
+        for name, record, raw in kinds:
+            work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
+            runs[name].append(run(args.players, args.seconds, record, work, args.exclude, raw))
+    rows = [(name, _median_run(runs[name])) for name, _, _ in kinds]
+    base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])
+    print(f'recorded topics: all but {" ".join(args.exclude) or "none"}; median of {args.repeat} run(s) each')
     print(
         f'{"recording":<10}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
-        f'{"ms/cycle":>10}{"recorder ms/s":>15}{"bag MB":>8}'
+        f'{"ms/cycle":>10}{"ratio":>7}{"recorder ms/s":>15}{"bag MB":>8}'
     )
-    for record, r in rows:
+    for name, r in rows:
         each = ' '.join(f'{c * 1000:.0f}' for c in r['players'])
         mean = sum(r['players']) / len(r['players'])
         print(
-            f'{"yes" if record else "no":<10}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}'
+            f'{name:<10}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}{mean / base:>7.2f}'
             f'{r["recorder"] * 1000:>15.0f}{r.get("bag_mb", 0.0):>8.2f}'
         )
+
+
+def _median_run(runs: list[dict]) -> dict:
+    """The run whose mean player CPU is the median of ``runs``."""
+    ranked = sorted(runs, key=lambda r: sum(r['players']) / len(r['players']))
+    return ranked[len(ranked) // 2]
 
 
 if __name__ == '__main__':

@@ -19,6 +19,10 @@ busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are
 Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
 topics are then built only while someone else subscribes to them (a recorder, rviz, a test).
+
+What the node feeds the core between and in its cycles (joints, walk odometry, game state, heard
+reports) is :class:`~robocup3d_perception.feed.WorldModelFeed`, pure Python: ``robocup3d replay BAG
+--rerun world-model`` feeds recorded percepts through it the same way.
 """
 
 from __future__ import annotations
@@ -43,11 +47,9 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.team_talk import SECRET_ENV
 from robocup3d_description.body import body_for
 from robocup3d_perception import conversions as conv
+from robocup3d_perception.feed import WorldModelFeed
 from robocup3d_perception.field import field_for
-from robocup3d_perception.hearing import HEAR_OUTCOMES, implausible, teammate_report
-from robocup3d_perception.inputs import cycle_input
-from robocup3d_perception.representations import CycleInput, TeammateReport
-from robocup3d_perception.representations import Odometry as WalkOdometry
+from robocup3d_perception.representations import CycleInput
 from robocup3d_perception.team_view import TeamView, team_view
 from robocup3d_perception.world_model import WorldModel, WorldModelParameters
 
@@ -63,10 +65,9 @@ class WorldModelNode(Node):
         robot = self.declare_parameter('robot', '').value or ('T1' if server == 'mujoco' else 'nao')
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         rules = self.declare_parameter('rules', 'ssim').value
-        self.team = self.declare_parameter('team', '').value
+        team = self.declare_parameter('team', '').value
         self.unum = int(self.declare_parameter('unum', 1).value)
-        self.side = self.declare_parameter('side', '').value or 'left'  # game_state overrides when empty
-        self._side_fixed = bool(self.get_parameter('side').value)
+        side = self.declare_parameter('side', '').value  # empty: from game_state
         self.frame = self.declare_parameter('frame_id', 'field').value
         # TF field -> <namespace>/base_footprint where tf2 is installed (a ROS 2 install; not the PyPI wheels)
         self.tf_child = self.get_namespace().strip('/') + '/base_footprint'
@@ -79,21 +80,17 @@ class WorldModelNode(Node):
         self.publish_markers = bool(self.declare_parameter('publish_markers', True).value)
         seed = int(self.declare_parameter('seed', 0).value)
 
-        self.model = WorldModel(
+        model = WorldModel(
             body_for(robot, robot_type),
             field_for(server, rules),  # raises ValueError on a wrong config
             use_lines=server == 'simspark',
             params=WorldModelParameters(seed=seed),
         )
-        self._joints: dict[str, float] = {}
-        self._play_mode: str | None = None
-        self._reports: list[TeammateReport] = []  # heard since the last update
+        # the team's secret keys team talk (parameter ``team_secret``; default: env ROBOCUP3D_TEAM_SECRET)
+        secret = str(self.declare_parameter('team_secret', os.environ.get(SECRET_ENV, '')).value)
+        #: the model and what it is fed each cycle (pure; ``replay --rerun world-model`` feeds it the same way)
+        self.feed = WorldModelFeed(model, team, self.unum, side, secret)
         self._listeners: list[Callable[[TeamView], None]] = []  # nodes of this process that take each update
-        self.heard = 0  # team-talk messages of teammates taken in
-        self.hear_outcomes: Counter[str] = Counter(dict.fromkeys(HEAR_OUTCOMES, 0))  # heard messages by outcome
-        self._last_report: dict[int, TeammateReport] = {}  # the last report taken in, per teammate
-        #: the team's secret that keys team talk (parameter ``team_secret``; default: env ROBOCUP3D_TEAM_SECRET)
-        self.secret = str(self.declare_parameter('team_secret', os.environ.get(SECRET_ENV, '')).value)
         self.cpu: list[float] = []  # s per update, the last 1000
 
         self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
@@ -114,45 +111,51 @@ class WorldModelNode(Node):
         self.create_subscription(String, 'hear', self._on_hear, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_timer(1.0, self._publish_diagnostics)
-        self._walk: tuple[float, float, float, float] | None = None  # (t, vx, vy, wz) from the walk
-        self._last_imu_t: float | None = None
         self.get_logger().info(
             f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
         )
 
+    @property
+    def model(self) -> WorldModel:
+        """The world model core."""
+        return self.feed.model
+
+    @property
+    def team(self) -> str:
+        return self.feed.team
+
+    @property
+    def side(self) -> str:
+        return self.feed.side
+
+    @property
+    def heard(self) -> int:
+        """Team-talk messages of teammates taken in."""
+        return self.feed.heard
+
+    @property
+    def hear_outcomes(self) -> Counter[str]:
+        """Heard messages by outcome."""
+        return self.feed.hear_outcomes
+
     def _on_joints(self, msg: JointState) -> None:
-        self._joints = dict(zip(msg.name, msg.position, strict=False))
+        self.feed.joints = dict(zip(msg.name, msg.position, strict=False))
 
     def _on_game(self, msg: String) -> None:
         try:
             g = json.loads(msg.data)
         except ValueError:
             return
-        if not self._side_fixed and g.get('side') in ('left', 'right'):
-            self.side = g['side']
-        self.team = self.team or g.get('team') or ''
-        self._play_mode = g.get('play_mode')
+        if isinstance(g, dict):
+            self.feed.on_game(g)
 
     def _on_hear(self, msg: String) -> None:
         try:
             h = json.loads(msg.data)
         except ValueError:
             return
-        if not isinstance(h, dict) or not self.team or self.model.time is None:
-            return
-        report, outcome = teammate_report(h, self.team, self.unum, self.side, self.model.time, self.secret)
-        if report is not None:
-            last = self._last_report.get(report.unum)
-            if self._play_mode == 'PlayOn' and implausible(last, report):
-                report, outcome = None, 'implausible'
-            else:
-                self._last_report[report.unum] = report
-        self.hear_outcomes[outcome] += 1
-        if report is None:
-            return
-        self._reports.append(report)
-        del self._reports[:-20]
-        self.heard += 1
+        if isinstance(h, dict):
+            self.feed.on_hear(h)
 
     def _publish_diagnostics(self) -> None:
         """What the world model heard (by outcome) and its update time, once a second."""
@@ -170,63 +173,40 @@ class WorldModelNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(arr)
 
-    def _input(self, stamp: object, **kw: object) -> CycleInput:
-        reports, self._reports = tuple(self._reports), []
-        return CycleInput(
-            reports=reports,
-            time=seconds_from_stamp(stamp),
-            joints=self._joints,
-            side=self.side,
-            team=self.team,
-            unum=self.unum,
-            play_mode=self._play_mode,
-            **kw,
-        )
-
     def _on_odom(self, msg: Odometry) -> None:
         """The walk's velocity estimate (robot frame), integrated each cycle into the locator's odometry."""
         v, w = msg.twist.twist.linear, msg.twist.twist.angular
-        self._walk = (seconds_from_stamp(msg.header.stamp), v.x, v.y, w.z)
-
-    def _odometry(self, t: float) -> WalkOdometry | None:
-        last, self._last_imu_t = self._last_imu_t, t
-        if self._walk is None or last is None or not 0.0 < t - last <= 0.1 or t - self._walk[0] > 0.2:
-            return None  # no walk (or a stale one): the gyro alone moves the estimate
-        dt = t - last
-        _, vx, vy, wz = self._walk
-        return WalkOdometry(vx * dt, vy * dt, wz * dt)
+        self.feed.on_walk(seconds_from_stamp(msg.header.stamp), v.x, v.y, w.z)
 
     def step_percept(self, p: Percept) -> None:
         """One server cycle, handed over by the bridge of this process (``local``)."""
         if p.time is None:
             return
         if self.walk_velocity is not None:
-            self._walk = (p.time, *self.walk_velocity())
-        self._joints = dict(p.joint_positions)
-        stamp = stamp_from_seconds(p.time)
-        c = cycle_input(p)
-        odometry = self._odometry(p.time)
-        self._run(self._input(stamp, gyro=c.gyro, accel=c.accel, vision=c.vision, odometry=odometry), stamp)
+            self.feed.on_walk(p.time, *self.walk_velocity())
+        self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
 
     def _on_imu(self, msg: Imu) -> None:
         a, w = msg.linear_acceleration, msg.angular_velocity
-        odometry = self._odometry(seconds_from_stamp(msg.header.stamp))
-        inp = self._input(msg.header.stamp, gyro=(w.x, w.y, w.z), accel=(a.x, a.y, a.z), odometry=odometry)
+        t = seconds_from_stamp(msg.header.stamp)
+        odometry = self.feed.odometry(t)
+        inp = self.feed.cycle_input(t, gyro=(w.x, w.y, w.z), accel=(a.x, a.y, a.z), odometry=odometry)
         self._run(inp, msg.header.stamp)
 
     def _on_vision(self, msg: MarkerArray) -> None:
         if not msg.markers:
             return
         stamp = msg.markers[0].header.stamp
-        self._run(self._input(stamp, vision=conv.camera_observations_from_markers(msg)), stamp)
+        self._run(
+            self.feed.cycle_input(seconds_from_stamp(stamp), vision=conv.camera_observations_from_markers(msg)), stamp
+        )
 
     def _run(self, inp: CycleInput, stamp: object) -> None:
-        if self.model.time is not None and inp.time < self.model.time - 1.0:
-            self.get_logger().info('server time went back: starting afresh')
-            self.model.time = None
         t0 = time.perf_counter()
-        state = self.model.update(inp)
+        state, afresh = self.feed.update(inp)
         self.cpu.append(time.perf_counter() - t0)
+        if afresh:
+            self.get_logger().info('server time went back: starting afresh')
         del self.cpu[:-1000]
         if state.time != inp.time:  # a late See: the estimate is as of the newest cycle
             stamp = stamp_from_seconds(state.time)

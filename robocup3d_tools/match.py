@@ -214,7 +214,8 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
                 _team(name, aport, args.players, args.robot),
                 run_dir,
                 env=env,
-                extra_args=['--no-raw'] + (['--no-play'] if i == 1 and args.opponent == 'formation' else []),
+                extra_args=([] if args.record else ['--no-raw'])
+                + (['--no-play'] if i == 1 and args.opponent == 'formation' else []),
                 clock_player=1 if i == 0 else None,
             )
             runner.start(stagger=0.3)

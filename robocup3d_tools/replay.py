@@ -155,6 +155,15 @@ def replay_parser() -> argparse.ArgumentParser:
     p.add_argument('--rate', type=float, default=1.0, help='speed factor (2: twice as fast)')
     p.add_argument('--start', type=float, default=0.0, help="start this many seconds after the bag's start")
     p.add_argument('--wait', type=float, default=1.0, help='s to wait for subscribers before playing')
+    p.add_argument(
+        '--rerun',
+        choices=('world-model',),
+        default=None,
+        help='publish nothing: run our world model on the recorded percepts (no ROS, as fast as it goes) and '
+        'print its error against the recorded ground truth beside the recorded live estimates',
+    )
+    p.add_argument('--rules', default='ssim', help='--rerun: the RCSSServerMJ rule book (field) of the match')
+    p.add_argument('--json', type=Path, default=None, metavar='FILE', help='--rerun: also write the figures here')
     return p
 
 
@@ -234,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rate <= 0 or args.start < 0:
         parser.error('--rate must be > 0 and --start >= 0')
+    if args.rerun == 'world-model':
+        from robocup3d_tools.rerun import rerun_main  # noqa: PLC0415
+
+        return rerun_main(args.bag, args.rules, args.json)
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     try:
         # the whole bag is checked first: a damaged one fails before anything is published
