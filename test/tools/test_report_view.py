@@ -171,9 +171,18 @@ async def _watch(port: int, want: dict, deadline: float) -> tuple[str, dict, dic
     channels: dict[int, dict] = {}
     by_sub: dict[int, dict] = {}
     got: dict[str, list] = {}
+    asked: dict[int, float] = {}  # subscription id -> when it was (last) asked for
     info = {}
     async with ws:
         while time.monotonic() < deadline and not all(len(got.get(t, [])) >= n for t, n in want.items()):
+            for sid, at in list(asked.items()):
+                # foxglove-sdk can refuse a subscription that closely follows an advertisement ("unknown
+                # channel", logged by the server, nothing sent back): one silent for 3 s is asked again
+                if time.monotonic() - at > 3.0 and not got.get(by_sub[sid]['topic']):
+                    again = {'id': sid, 'channelId': by_sub[sid]['id']}
+                    await ws.send(json.dumps({'op': 'unsubscribe', 'subscriptionIds': [sid]}))
+                    await ws.send(json.dumps({'op': 'subscribe', 'subscriptions': [again]}))
+                    asked[sid] = time.monotonic()
             try:
                 frame = await asyncio.wait_for(ws.recv(), 1.0)
             except TimeoutError:
@@ -182,13 +191,6 @@ async def _watch(port: int, want: dict, deadline: float) -> tuple[str, dict, dic
                 op = json.loads(frame)
                 if op['op'] == 'serverInfo':
                     info = op
-                elif op['op'] == 'status' and 'unknown channel' in op.get('message', ''):
-                    # foxglove-sdk can answer a subscription that follows an advertisement closely so; the
-                    # Foxglove app subscribes again on its next advertise, this client at once
-                    cid = int(op['message'].rsplit(':', 1)[1])
-                    sid = next(k for k, c in by_sub.items() if c['id'] == cid)
-                    await asyncio.sleep(0.2)
-                    await ws.send(json.dumps({'op': 'subscribe', 'subscriptions': [{'id': sid, 'channelId': cid}]}))
                 elif op['op'] == 'advertise':
                     subs = []
                     for c in op['channels']:
@@ -197,6 +199,7 @@ async def _watch(port: int, want: dict, deadline: float) -> tuple[str, dict, dic
                         by_sub[sid] = {**c, 'decode': _decoder(c) if c['encoding'] == 'protobuf' else json.loads}
                         subs.append({'id': sid, 'channelId': c['id']})
                     await ws.send(json.dumps({'op': 'subscribe', 'subscriptions': subs}))
+                    asked.update({s['id']: time.monotonic() for s in subs})
             elif frame[0] == 1:  # messageData: subscription id, log time, payload
                 sid, _log_time = struct.unpack_from('<IQ', frame, 1)
                 c = by_sub[sid]
