@@ -48,7 +48,7 @@ class MatchResult:
     play_wall_time: float = 0.0  # wall seconds from the kick-off to the end
     players: dict[str, dict[str, str]] = field(default_factory=dict)  # from /diagnostics
     restarts: dict[str, int] = field(default_factory=dict)
-    stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls, fouls (RCSSServerMJ)
+    stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls; fouls on RCSSServerMJ
 
 
 class _DiagnosticsWatcher:

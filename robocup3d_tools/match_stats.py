@@ -1,15 +1,18 @@
-"""A live match's statistics from RCSSServerMJ's monitor stream, for ``robocup3d match``'s summary.
+"""A live match's statistics from the server's monitor stream, for ``robocup3d match``'s summary.
 
 :class:`MatchStats` takes every monitor message the match's trainer connection receives
 (``TrainerClient.listeners``): the ground truth (ball and robots, :mod:`~robocup3d_tools.monitor_truth`),
 the game state and the fouls. At the end it builds a :class:`~robocup3d_tools.match_data.MatchData`
 and analyses it as ``robocup3d report`` analyses a bag (:mod:`~robocup3d_tools.match_analysis`):
-goals and their scorers, possession, kicks, shots and passes, falls and get-ups.
+goals and their scorers, possession, kicks, shots and passes, falls and get-ups. On rcssserver3d the
+scene comes from :class:`~robocup3d_tools.simspark_truth.SimsparkTracker`, which needs a full scene
+first: :meth:`MatchStats.tick` asks the server for one while it has none; the monitor sends no fouls.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -39,11 +42,15 @@ FOUL_NAMES = (
 
 
 class MatchStats:
-    """Gathers the ground truth of one RCSSServerMJ match; :meth:`analysis` at the end."""
+    """Gathers the ground truth of one match (``server``: ``mujoco`` or ``simspark``); :meth:`analysis` at the end."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: str = 'mujoco') -> None:
+        from robocup3d_tools.simspark_truth import SimsparkTracker  # noqa: PLC0415
+
+        self.server = server
         self.state = MonitorState()
-        self.tracker = SceneTracker()
+        self.tracker = SimsparkTracker() if server == 'simspark' else SceneTracker()
+        self._full_asked = 0.0
         self.ball: list[tuple[float, ...]] = []
         self.robots: dict[str, list[tuple[float, ...]]] = {}
         self.games: list[tuple[float, dict]] = []
@@ -62,6 +69,12 @@ class MatchStats:
                 self._seen_fouls.add(mark)
                 name = FOUL_NAMES[int(kind)] if kind.isdigit() and int(kind) < len(FOUL_NAMES) else kind
                 self.fouls[('left' if team == 1 else 'right', name)] += 1
+
+    def tick(self, trainer: object) -> None:
+        """Ask ``trainer`` for a full scene while an rcssserver3d tracker waits for one (at most once a second)."""
+        if getattr(self.tracker, 'needs_full', False) and time.monotonic() > self._full_asked + 1.0:
+            self._full_asked = time.monotonic()
+            trainer.request_full_state()
 
     def _take_truth(self, raw: bytes) -> None:
         for ns, truth in read_truths([raw], self.state, self.tracker):
@@ -83,7 +96,7 @@ class MatchStats:
         if not self.ball and not self.robots:
             return None
         times = [r[0] for r in self.ball] + [r[0] for rows in self.robots.values() for r in rows]
-        data = MatchData(Path('(live)'), min(times), max(times), field_for('mujoco'))
+        data = MatchData(Path('(live)'), min(times), max(times), field_for(self.server))
         data.ball = Series.of(self.ball, 3) if self.ball else None
         data.truth = {p: Series.of(rows, 7) for p, rows in self.robots.items()}
         data.games = list(self.games)

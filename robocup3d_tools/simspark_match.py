@@ -17,6 +17,7 @@ from pathlib import Path
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos
 from robocup3d_tools.match import MatchResult, _DiagnosticsWatcher, _wait, _wait_players, play_halves
+from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
@@ -96,6 +97,8 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.SIMSPARK)
+        stats = MatchStats('simspark')
+        trainer.listeners.append(stats.take)
         log(f'rcssserver3d up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
         if args.record:  # a monitor connection of its own, beside the match's trainer
@@ -138,12 +141,15 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             result,
             log,
             server_halves=True,
-            tick=opponent.track if opponent is not None else lambda: None,
+            tick=lambda: (opponent.track() if opponent is not None else None, stats.tick(trainer)),
         )
         watcher.spin_for(1.2)
         result.players = dict(sorted(watcher.latest.items()))
         result.restarts = {f'/{r.config.team}/p{u}': n for r in runners for u, n in r.restarts.items()}
         trainer.close()
+        analysed = stats.analysis()
+        if analysed is not None:
+            result.stats = summary_lines(analysed[0])
     finally:
         if recorder is not None:
             stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag

@@ -40,3 +40,18 @@ def test_a_foul_the_stream_repeats_is_counted_once(shared_dir: Path) -> None:
     assert stats.fouls == {('left', 'double touch'): 1}
     a, _ = stats.analysis()
     assert any('fouls: 1 double touch' in line for line in summary_lines(a, stats.fouls))
+
+
+def test_rcssserver3d_stream_gives_the_goal_possession_and_the_players(shared_dir: Path) -> None:
+    """The captured rcssserver3d monitor stream (its first 200 messages): Alpha's goal, who was near the ball."""
+    stats = MatchStats('simspark')
+    for line in (shared_dir / 'captures/simspark/match_monitor_port3200.txt').read_bytes().splitlines():
+        stats.take(line)
+    analysed = stats.analysis()
+    assert analysed is not None
+    a, data = analysed
+    assert set(data.truth) == {'Alpha/p1', 'Alpha/p2', 'Beta/p1'}
+    assert data.field.half_length == 15.0  # rcssserver3d's 30 m field
+    lines = summary_lines(a)
+    assert any(line.startswith('goal:') and 'Alpha' in line and '(1:0)' in line for line in lines), lines
+    assert any(line.startswith('possession: Alpha') for line in lines), lines
