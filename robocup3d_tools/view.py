@@ -1,7 +1,7 @@
 """``robocup3d view``: serve a match to Foxglove over its WebSocket protocol (PyPI ``foxglove-sdk``, 127.0.0.1).
 
 From a bag (``--bag BAG``, played on its recorded timing, ``--rate``) or live (subscribing with rclpy
-to the running teams' topics in this ROS domain, and with ``--monitor-port`` to RCSSServerMJ's monitor
+to the running teams' topics in this ROS domain, and with ``--monitor-port`` to the server's monitor
 for the ground truth; ``/truth/*`` topics are taken too when something publishes them, such as
 ``robocup3d replay``). Channels:
 
@@ -240,24 +240,37 @@ def play_bag(view: ViewServer, bag: Path, rate: float, start: float, stop: threa
 
 
 class _Monitor:
-    """Ground truth from RCSSServerMJ's monitor port into the view (as ``robocup3d record`` reads it)."""
+    """Ground truth from the server's monitor port into the view (as ``robocup3d record`` reads it).
 
-    def __init__(self, host: str, port: int) -> None:
+    ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first message). rcssserver3d's monitor
+    has no server time: its truth is shown at the latest time the view has (the players' ``/clock``).
+    """
+
+    def __init__(self, host: str, port: int, server: str = 'auto') -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.trainer import MonitorState, TrainerClient  # noqa: PLC0415
-        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
 
         self.where = f'{host}:{port}'
-        self.trainer = TrainerClient(host, port, Dialect.MUJOCO)
+        self.trainer = TrainerClient(host, port, Dialect.SIMSPARK if server == 'simspark' else Dialect.MUJOCO)
         try:
             self.trainer.connect()
         except (LinkDown, OSError) as exc:
             self.trainer.close()
-            raise ConnectionError(f'no RCSSServerMJ monitor on {self.where} ({_why(exc)})') from None
-        self.tracker, self.state = SceneTracker(), MonitorState()
+            raise ConnectionError(f'no monitor on {self.where} ({_why(exc)})') from None
+        self.tracker = None if server == 'auto' else self._tracker(server)
+        self.state = MonitorState()
         self.odom = OdomFrames()  # no twists live: world -> odom carries the motion, as in a bag without odom
         self._game_key = None
+        self._full_asked = 0.0
+
+    def _tracker(self, server: str) -> object:
+        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
+        from robocup3d_tools.monitor_truth import SceneTracker  # noqa: PLC0415
+        from robocup3d_tools.simspark_truth import SimsparkTracker  # noqa: PLC0415
+
+        self.trainer.dialect = Dialect.SIMSPARK if server == 'simspark' else Dialect.MUJOCO
+        return SimsparkTracker() if server == 'simspark' else SceneTracker()
 
     def poll(self, view: ViewServer) -> None:
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
@@ -265,14 +278,26 @@ class _Monitor:
 
         if self.trainer is None:
             return
+        from robocup3d_tools.simspark_truth import is_simspark_message  # noqa: PLC0415
+
         try:
             batch = self.trainer.receive(0.0)
+            if batch and self.tracker is None:
+                self.tracker = self._tracker('simspark' if is_simspark_message(batch[0]) else 'mujoco')
+            if getattr(self.tracker, 'needs_full', False) and time.monotonic() > self._full_asked + 1.0:
+                self._full_asked = time.monotonic()  # a new rcssserver3d connection starts with diffs
+                self.trainer.request_full_state()
         except LinkDown:
             print(f'robocup3d view: the monitor on {self.where} closed: no more ground truth', file=sys.stderr)
             self.trainer.close()
             self.trainer = None
             return
+        if self.tracker is None:
+            return
+        simspark = self.tracker.dialect == 'simspark'
         for ns, truth in read_truths(batch, self.state, self.tracker):
+            if simspark and view.now_ns:
+                ns = view.now_ns  # no server time in rcssserver3d's monitor: the players' latest
             s = self.state
             game = game_of(s)
             view.state.set_game(game)
@@ -315,7 +340,7 @@ def run_live(view: ViewServer, args: argparse.Namespace, stop: threading.Event) 
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
     from rclpy.signals import SignalHandlerOptions  # noqa: PLC0415
 
-    monitor = _Monitor(args.host, args.monitor_port) if args.monitor_port else None
+    monitor = _Monitor(args.host, args.monitor_port, args.server) if args.monitor_port else None
     rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node('robocup3d_view')
     subs: dict[str, object] = {}
@@ -389,13 +414,14 @@ def view_parser() -> argparse.ArgumentParser:
     p.add_argument('--no-wait', action='store_true', help='bag: play at once, not when the first client subscribes')
     p.add_argument('--exit-at-end', action='store_true', help='bag: stop at its end (default: serve until Ctrl-C)')
     p.add_argument('--teams', nargs='*', default=[], help='live: only these teams (default: every /<team>/p<n>/pose)')
-    p.add_argument('--monitor-port', type=int, default=0, help='live: RCSSServerMJ monitor port for the ground truth')
+    p.add_argument('--monitor-port', type=int, default=0, help="live: the server's monitor port for the ground truth")
     p.add_argument('--host', default='127.0.0.1', help='live: the server host for --monitor-port (loopback)')
     p.add_argument(
         '--server',
         choices=['auto', 'mujoco', 'simspark'],
         default='auto',
-        help='which field to draw (auto: RCSSServerMJ, or the bag: mujoco when it has ground truth)',
+        help="the server: its field, and how to read --monitor-port (auto: from the bag; live, RCSSServerMJ's "
+        'field and the monitor stream told apart by its first message)',
     )
     p.add_argument('--rules', default='ssim', help='RCSSServerMJ rule book (field size): ssim, ssim26, fifa')
     return p

@@ -10,6 +10,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -278,6 +279,55 @@ def test_view_serves_the_bag_to_a_foxglove_client(recorded_bag: Path) -> None:
     # the player's beliefs: its pose as an arrow
     assert any(e.arrows for m in got[beliefs] for e in m.entities)
     assert got['/game'][-1]['team_left'] == TEAM
+
+
+@pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
+def test_view_live_on_rcssserver3d_shows_its_ground_truth(tmp_path: Path) -> None:
+    """``view --monitor-port`` on rcssserver3d: its field, and the Nao and the ball from its monitor stream."""
+    pytest.importorskip('websockets')
+    pytest.importorskip('google.protobuf')
+    from simspark_support import simspark_server, wait_until  # noqa: PLC0415
+
+    from robocup3d_tools.servers import free_port, stop_process  # noqa: PLC0415
+
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    env.setdefault('ROS_DOMAIN_ID', str(os.getpid() % 100 + 1))
+    cli = [sys.executable, '-m', 'robocup3d_tools.cli']
+    port = free_port()
+    with simspark_server() as server:
+        team_cmd = [*cli, 'team', '--server', 'simspark', '--players', '1', '--port', str(server.agent_port)]
+        team_cmd += ['--team', 'Solo', '--log-dir', str(tmp_path)]
+        with open(tmp_path / 'team.log', 'wb') as log:
+            team = subprocess.Popen(team_cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        view = subprocess.Popen(
+            [*cli, 'view', '--port', str(port), '--monitor-port', str(server.monitor_port), '--server', 'simspark'],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            assert wait_until(lambda: server.poll(0.1) or server.trainer.state.team_left == 'Solo', 90.0)
+            want = {'/field': 1, '/truth/scene': 10, '/tf': 5}
+            _, _, _, got = asyncio.run(_watch(port, want, time.monotonic() + 60))
+        finally:
+            stop_process(view, timeout=20.0)
+            team.send_signal(signal.SIGINT)
+            team.wait(60)
+            _out, err = view.communicate()
+    assert view.returncode == 0, err
+    for topic, n in want.items():
+        assert len(got.get(topic, [])) >= n, (topic, {t: len(m) for t, m in got.items()}, err)
+    field = got['/field'][0].entities[0]
+    assert max(p.x for line in field.lines for p in line.points) == pytest.approx(15.0)  # rcssserver3d's field
+    scene = {e.id: e for e in got['/truth/scene'][-1].entities}
+    assert {'truth/Solo/p1', 'truth/ball'} <= set(scene), sorted(scene)
+    nao = scene['truth/Solo/p1'].cubes[0].pose.position
+    assert abs(nao.x) <= 15.5 and abs(nao.y) <= 10.5  # on the field, where the monitor put it
+    frames = {(t.parent_frame_id, t.child_frame_id) for m in got['/tf'] for t in m.transforms}
+    assert ('world', 'Solo/p1/odom') in frames and ('Solo/p1/odom', 'Solo/p1/base_link') in frames
 
 
 def test_view_live_shows_what_the_ros_graph_publishes(recorded_bag: Path) -> None:
