@@ -222,6 +222,7 @@ class Recorder:
         self._bodies: dict[str, object] = {}
         self._subs: dict[str, object] = {}
         self.odom = OdomFrames()
+        self.received = 0  # messages taken from the subscriptions
         self.dump = open(args.dump_monitor, 'w', encoding='ascii') if args.dump_monitor else None
 
     # -- bag
@@ -300,6 +301,7 @@ class Recorder:
             )
 
     def _on_message(self, topic: str, msgtype: str, data: bytes) -> None:
+        self.received += 1
         if topic == '/clock':
             ns = _header_ns(data)
             if ns is not None:
@@ -501,7 +503,16 @@ class Recorder:
                 self.discover()
                 next_discovery = time.monotonic() + 1.0
             self.rclpy.spin_once(self.node, timeout_sec=0.005)
+            self._drain()
             self.poll_monitor()
+
+    def _drain(self, most: int = 500) -> None:
+        """Take every message already waiting (``spin_once`` takes one): a sync-mode match outruns one a loop."""
+        for _ in range(most):
+            before = self.received
+            self.rclpy.spin_once(self.node, timeout_sec=0.0)
+            if self.received == before:
+                return
 
     def close(self) -> None:
         if self.trainer is not None:
