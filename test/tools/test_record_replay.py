@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bag_support import matrix_of, read_bag
 
 from robocup3d_bridge.trainer import MUJOCO_PLAY_MODES
 from robocup3d_tools.monitor_truth import SceneTracker, matrix_quaternion
@@ -50,33 +51,13 @@ def test_matrix_quaternion_round_trip() -> None:
         assert np.allclose(np.array([w, x, y, z]) * np.sign(w * q[0] + x * q[1] + y * q[2] + z * q[3]), q, atol=1e-9)
 
 
-def _matrix_of(p: object, q: object) -> np.ndarray:
-    """The 4x4 of a position and a (geometry_msgs) quaternion."""
-    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
-
-    m = np.eye(4)
-    m[:3, :3] = np.asarray(quat_matrix((q.w, q.x, q.y, q.z)))[:3, :3]
-    m[:3, 3] = (p.x, p.y, p.z)
-    return m
-
-
 def _matrix(tr: object) -> np.ndarray:
     """The 4x4 of a geometry_msgs/Transform."""
-    return _matrix_of(tr.translation, tr.rotation)
-
-
-def _read(bag: Path) -> dict[str, list[tuple[int, object]]]:
-    from rosbags.highlevel import AnyReader  # noqa: PLC0415 - optional packages, after the skip
-
-    out: dict[str, list[tuple[int, object]]] = {}
-    with AnyReader([bag]) as reader:
-        for conn, t, raw in reader.messages():
-            out.setdefault(conn.topic, []).append((t, reader.deserialize(raw, conn.msgtype)))
-    return out
+    return matrix_of(tr.translation, tr.rotation)
 
 
 def test_bag_decodes_with_truth_and_tf(recorded_bag: Path) -> None:
-    msgs = _read(recorded_bag)  # every message decodes
+    msgs = read_bag(recorded_bag)  # every message decodes
     ns = f'/{TEAM}/p1'
     for topic in (
         '/clock',
@@ -112,7 +93,7 @@ def test_bag_decodes_with_truth_and_tf(recorded_bag: Path) -> None:
         m = world_odom[key] @ odom_base[key]
         p, q = pose.pose.position, pose.pose.orientation
         assert tuple(m[:3, 3]) == pytest.approx((p.x, p.y, p.z), abs=1e-6)
-        assert m[:3, :3] == pytest.approx(_matrix_of(p, q)[:3, :3], abs=1e-6)
+        assert m[:3, :3] == pytest.approx(matrix_of(p, q)[:3, :3], abs=1e-6)
         assert world_odom[key][2, 3] == pytest.approx(0.0, abs=1e-6)  # world -> odom stays on the ground
         assert world_odom[key][2, 2] == pytest.approx(1.0, abs=1e-6)
     # and both agree with what the server told the player (its torso_pos perceptor) within one step: the
@@ -156,7 +137,7 @@ def test_replay_publishes_clock_and_topics_at_their_times(recorded_bag: Path) ->
     from sensor_msgs.msg import JointState  # noqa: PLC0415 - optional packages, after the skip
 
     recorded = {
-        (m.header.stamp.sec, m.header.stamp.nanosec): t for t, m in _read(recorded_bag)[f'/{TEAM}/p1/joint_states']
+        (m.header.stamp.sec, m.header.stamp.nanosec): t for t, m in read_bag(recorded_bag)[f'/{TEAM}/p1/joint_states']
     }
     if not rclpy.ok():
         rclpy.init(args=[])
@@ -280,7 +261,7 @@ def test_team_record_writes_a_bag_with_the_team_and_its_truth(tmp_path: Path) ->
             trainer.close()
         stop_process(server)
     assert team.returncode == 0, (tmp_path / 'team.log').read_text()
-    msgs = _read(tmp_path / 'bag')
+    msgs = read_bag(tmp_path / 'bag')
     for topic in (f'/{name}/p1/joint_states', f'/truth/{name}/p1/pose', '/truth/ball', '/tf'):
         assert msgs.get(topic), f'{topic} missing: {sorted(msgs)}'
 
@@ -336,7 +317,7 @@ def test_the_bag_decodes_with_foxglove_and_lichtblicks_libraries(recorded_bag: P
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got['profile'] == 'ros2'
-    want = {topic: len(msgs) for topic, msgs in _read(recorded_bag).items()}
+    want = {topic: len(msgs) for topic, msgs in read_bag(recorded_bag).items()}
     assert got['counts'] == want  # every message of every topic, as rosbags reads them
     frames = {tuple(pair.split(' ')) for pair in got['frames']}
     player = f'{TEAM}/p1'

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bag_support import matrix_of, read_bag, stamp_ns
 
 from robocup3d_bridge.trainer import MonitorState, simspark_ball, simspark_torso_poses
 from robocup3d_tools.monitor_truth import read_truths
@@ -127,20 +128,6 @@ PLACE = (3.0, -2.0)  # where the test puts Beta's player, facing +y (theta 0 is 
 BALL = (1.0, 2.0)
 
 
-def _read(bag: Path) -> dict[str, list[tuple[int, object]]]:
-    from rosbags.highlevel import AnyReader  # noqa: PLC0415 - optional packages, after the skip
-
-    out: dict[str, list[tuple[int, object]]] = {}
-    with AnyReader([bag]) as reader:
-        for conn, t, raw in reader.messages():
-            out.setdefault(conn.topic, []).append((t, reader.deserialize(raw, conn.msgtype)))
-    return out
-
-
-def _ns(stamp: object) -> int:
-    return stamp.sec * 10**9 + stamp.nanosec
-
-
 @pytest.mark.simspark
 @pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
@@ -187,15 +174,15 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     assert 'ground truth from the simspark monitor stream' in recorder_log, recorder_log
     assert 'truth put on server time from the game time' in recorder_log, recorder_log
 
-    msgs = _read(bag)  # every message decodes
+    msgs = read_bag(bag)  # every message decodes
     for topic in ('/truth/ball', '/truth/Alpha/p1/pose', '/truth/Beta/p1/pose', '/truth/game', '/tf', '/clock'):
         assert msgs.get(topic), f'{topic} missing from the bag: {sorted(msgs)}'
     game = json.loads(msgs['/truth/game'][-1][1].data)
     assert (game['team_left'], game['team_right'], game['server']) == ('Alpha', 'Beta', 'simspark'), game
     # the end of the match (its last second): Beta's player and the ball where the trainer put them
     poses = msgs['/truth/Beta/p1/pose']
-    end = _ns(poses[-1][1].header.stamp)
-    last = [m for _, m in poses if _ns(m.header.stamp) > end - 1_000_000_000]
+    end = stamp_ns(poses[-1][1].header.stamp)
+    last = [m for _, m in poses if stamp_ns(m.header.stamp) > end - 1_000_000_000]
     assert len(last) >= 20, len(last)  # 25 a second
     for m in last:
         p, q = m.pose.position, m.pose.orientation
@@ -205,31 +192,23 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     ball = msgs['/truth/ball'][-1][1].point
     assert (ball.x, ball.y, ball.z) == pytest.approx((*BALL, 0.04), abs=0.02)
     # /tf's world -> odom -> base_link is the same pose at the same stamp; the stamps are server time, 0.04 s apart
-    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
-
-    def matrix(t: object, q: object) -> np.ndarray:
-        m = np.eye(4)
-        m[:3, :3] = np.asarray(quat_matrix((q.w, q.x, q.y, q.z)))
-        m[:3, 3] = (t.x, t.y, t.z)
-        return m
-
     chain: dict[str, dict[int, np.ndarray]] = {'world': {}, 'odom': {}}
     for _, m in msgs['/tf']:
         for tr in m.transforms:
             if (tr.header.frame_id, tr.child_frame_id) == ('world', 'Beta/p1/odom'):
-                chain['world'][_ns(tr.header.stamp)] = matrix(tr.transform.translation, tr.transform.rotation)
+                chain['world'][stamp_ns(tr.header.stamp)] = matrix_of(tr.transform.translation, tr.transform.rotation)
             elif (tr.header.frame_id, tr.child_frame_id) == ('Beta/p1/odom', 'Beta/p1/base_link'):
-                chain['odom'][_ns(tr.header.stamp)] = matrix(tr.transform.translation, tr.transform.rotation)
+                chain['odom'][stamp_ns(tr.header.stamp)] = matrix_of(tr.transform.translation, tr.transform.rotation)
     for _, m in poses:
-        t = _ns(m.header.stamp)
+        t = stamp_ns(m.header.stamp)
         got = chain['world'][t] @ chain['odom'][t]
         p, q = m.pose.position, m.pose.orientation
         assert tuple(got[:3, 3]) == pytest.approx((p.x, p.y, p.z), abs=1e-6)
-        assert got[:3, :3] == pytest.approx(matrix(p, q)[:3, :3], abs=1e-6)
-    stamps = np.array([_ns(m.header.stamp) for _, m in msgs['/truth/ball']])
+        assert got[:3, :3] == pytest.approx(matrix_of(p, q)[:3, :3], abs=1e-6)
+    stamps = np.array([stamp_ns(m.header.stamp) for _, m in msgs['/truth/ball']])
     assert np.all(np.diff(stamps) > 0)
     assert np.median(np.diff(stamps)) == 40_000_000
-    clock = np.array([_ns(m.clock) for _, m in msgs['/clock']])
+    clock = np.array([stamp_ns(m.clock) for _, m in msgs['/clock']])
     assert abs(stamps[-1] - clock[-1]) < 200_000_000  # on the players' server time
     # the report finds the server in the bag: rcssserver3d's field, both players' ground truth
     report = subprocess.run(
@@ -270,12 +249,12 @@ def test_team_record_on_rcssserver3d(tmp_path: Path) -> None:
             team.send_signal(signal.SIGINT)  # the team stops the recorder, which closes the bag
             team.wait(60)
     assert team.returncode == 0, (tmp_path / 'team.log').read_text()
-    msgs = _read(bag)
+    msgs = read_bag(bag)
     poses = msgs.get('/truth/Solo/p1/pose')
     assert poses, sorted(msgs)
     # it beams itself again every second (new noise each time): the full scene's place is one of the truth's
     places = np.array([(m.pose.position.x, m.pose.position.y, m.pose.position.z) for _, m in poses])
     assert np.min(np.linalg.norm(places - np.array(seen), axis=1)) < 0.002, (seen, places[-5:])
     assert np.all(np.abs(places[-10:, :2] - (-14.0, 0.0)) < 0.1)  # the goalkeeper's beam, with the server's noise
-    joints = max(_ns(m.header.stamp) for _, m in msgs['/Solo/p1/joint_states'])
-    assert abs(_ns(poses[-1][1].header.stamp) - joints) < 200_000_000  # both on the server time
+    joints = max(stamp_ns(m.header.stamp) for _, m in msgs['/Solo/p1/joint_states'])
+    assert abs(stamp_ns(poses[-1][1].header.stamp) - joints) < 200_000_000  # both on the server time

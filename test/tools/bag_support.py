@@ -1,0 +1,33 @@
+"""Reading recorded bags in tests: every message decoded by topic, and TF transforms as matrices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def read_bag(bag: Path) -> dict[str, list[tuple[int, object]]]:
+    """Every message of ``bag`` decoded with rosbags: ``{topic: [(bag time ns, message), ...]}``."""
+    from rosbags.highlevel import AnyReader  # noqa: PLC0415 - an optional package, after the tests' skips
+
+    out: dict[str, list[tuple[int, object]]] = {}
+    with AnyReader([bag]) as reader:
+        for conn, t, raw in reader.messages():
+            out.setdefault(conn.topic, []).append((t, reader.deserialize(raw, conn.msgtype)))
+    return out
+
+
+def matrix_of(p: object, q: object) -> np.ndarray:
+    """The 4x4 of a position and a (geometry_msgs) quaternion."""
+    from robocup3d_description.kinematics import quat_matrix  # noqa: PLC0415
+
+    m = np.eye(4)
+    m[:3, :3] = np.asarray(quat_matrix((q.w, q.x, q.y, q.z)))[:3, :3]
+    m[:3, 3] = (p.x, p.y, p.z)
+    return m
+
+
+def stamp_ns(stamp: object) -> int:
+    """A builtin_interfaces/Time in ns."""
+    return stamp.sec * 10**9 + stamp.nanosec
