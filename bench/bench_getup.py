@@ -9,10 +9,11 @@ fails if that has not happened within ``TIMEOUT`` (12 s of server time; the stat
 issue #3). Each trial starts from a standing robot (placed again if a failed get-up left it
 down or still playing its skill).
 
-    PYTHONPATH=. python bench/bench_getup.py --trials 20 [--robots T1 K1] [--fast]
+    PYTHONPATH=. python bench/bench_getup.py --trials 20 [--robots T1 K1] [--fast] [--directions back]
+        [--skill-params FILE ...]
 
 ``--fast`` runs the server in ``--sync --no-realtime`` mode (the graph sets the pace).
-Prints success rate and time to upright (mean / max) per robot and direction.
+Prints success rate and time to upright (mean / median / max) per robot and direction.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import json
 import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +75,7 @@ class Graph:
     fast: bool = False
     team: str = 'Bench'
     unum: int = 2
+    skill_params: tuple[str, ...] = ()  # skill files the player loads over the shipped ones
     log_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix='r3d_motion_')))
 
     def start(self) -> Graph:
@@ -105,6 +108,7 @@ class Graph:
                     '--no-raw',
                     '--no-world-model',  # this harness drives the robot and measures motion alone
                     '--no-play',
+                    *(['--skill-params', *self.skill_params] if self.skill_params else []),
                 ],
                 cwd=REPO,
                 env=self.env,
@@ -269,10 +273,16 @@ class Graph:
 
 
 def run_getup(
-    robot: str, trials: int, fast: bool, seed: int = 1, directions: tuple = ('front', 'back'), log: object = print
+    robot: str,
+    trials: int,
+    fast: bool,
+    seed: int = 1,
+    directions: tuple = ('front', 'back'),
+    log: object = print,
+    skill_params: tuple[str, ...] = (),
 ) -> dict[str, list[float | None]]:
     rng = random.Random(seed)
-    g = Graph(robot, fast).start()
+    g = Graph(robot, fast, skill_params=tuple(skill_params)).start()
     results: dict[str, list[float | None]] = {d: [] for d in directions}
     try:
         g.stand_up_placed()
@@ -291,7 +301,11 @@ def summary(robot: str, results: dict[str, list[float | None]]) -> list[str]:
     for d, ts in results.items():
         ok = [t for t in ts if t is not None]
         rate = len(ok) / len(ts) if ts else 0.0
-        times = f'mean {sum(ok) / len(ok):.2f} s, max {max(ok):.2f} s' if ok else 'n/a'
+        times = (
+            f'mean {sum(ok) / len(ok):.2f} s, median {statistics.median(ok):.2f} s, max {max(ok):.2f} s'
+            if ok
+            else 'n/a'
+        )
         lines.append(
             f'{robot:3s} {d:5s}: success (up within {TIMEOUT:g} s) {len(ok)}/{len(ts)} = {rate:.0%}, '
             f'time to upright {times}'
@@ -305,10 +319,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--trials', type=int, default=20)
     ap.add_argument('--fast', action='store_true', help='server in --sync --no-realtime mode')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=['front', 'back'])
+    ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     args = ap.parse_args(argv)
     lines = []
     for robot in args.robots:
-        lines += summary(robot, run_getup(robot, args.trials, args.fast, args.seed))
+        results = run_getup(
+            robot, args.trials, args.fast, args.seed, tuple(args.directions), skill_params=tuple(args.skill_params)
+        )
+        lines += summary(robot, results)
     print('\n'.join(lines))
     return 0
 

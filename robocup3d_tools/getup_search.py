@@ -149,7 +149,8 @@ def nao_space(skill: str, robot_type: int, names: Sequence[str], space: dict) ->
 
 def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], space: dict) -> SkillSpace:
     """A T1/K1 YAML keyframe skill's ``FRAME.t``/``FRAME.JOINT`` ``names``: each within +-step of
-    the file's value (``space['step']``) and the joint's range; ``space['mirror']`` couples twins."""
+    the file's value (``space['step']``) and the joint's range, a ``t`` within ``space['t_scale']``
+    times the file's if given; ``space['mirror']`` couples twins."""
     step = space.get('step', {})
     doc = yaml.safe_load(path.read_text(encoding='utf-8'))
     frames = doc['frames']
@@ -164,6 +165,7 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
             raise ConfigError(f'{n}: frame {frame} of {path.name} does not move {key}')
         start.append(float(value))
     joints = robot_spec('mujoco', robot).by_name
+    t_scale = space.get('t_scale')
     lo, hi = [], []
     for n, v in zip(names, start, strict=True):  # within the joint's range (deg, rounded inwards)
         key = n.partition('.')[2]
@@ -174,6 +176,10 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
             if j is None
             else (math.ceil(math.degrees(j.lower) * 10) / 10, math.floor(math.degrees(j.upper) * 10) / 10)
         )
+        if key == 't' and t_scale:  # durations scale: a 1.6 s rise may halve, a 0.05 s kick stays short
+            lo.append(max(a, round(v * t_scale[0], 3)))
+            hi.append(max(lo[-1] + 0.01, round(v * t_scale[1], 3)))
+            continue
         lo.append(max(a, v - d))
         hi.append(min(b, v + d))
     mirror = {k: (v[0], int(v[1])) for k, v in (space.get('mirror') or {}).items()}

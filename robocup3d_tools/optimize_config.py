@@ -1,7 +1,7 @@
 """Schema of ``config/optimize.yaml``: the search spaces of ``robocup3d optimize``.
 
 ``walk.<server>.<name>: [abs|rel, lo, hi]``; ``getup.<robot>``: ``step`` sizes, Nao ``bounds``
-per kind of value, T1/K1 ``mirror`` pairs and the names searched per skill (``front``,
+per kind of value, T1/K1 ``mirror`` pairs and ``t_scale`` and the names searched per skill (``front``,
 ``back``) and per kick (``long``, ``quick``: names, or on the Nao a ``prefix`` of its
 ``$parameters``). A bad file raises one :class:`~robocup3d_bridge.config_files.ConfigError` naming
 the file, the key and what is allowed (``robocup3d optimize`` prints it and exits 2).
@@ -62,6 +62,8 @@ class SkillSpace(Section):
     step: dict[str, Finite] = Field(default_factory=dict)
     bounds: dict[str, Range] = Field(default_factory=dict)
     mirror: dict[str, Twin] = Field(default_factory=dict)
+    #: T1/K1: a frame's ``t`` within [lo * t, hi * t] of the file's (instead of +-step.t)
+    t_scale: Range | None = None
 
 
 class GetupSpace(SkillSpace):

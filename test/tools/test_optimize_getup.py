@@ -19,6 +19,7 @@ from robocup3d_motion.skills.params import load_params, load_type_params
 from robocup3d_motion.walk import WalkParams
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space
 from robocup3d_tools.optimize import TASKS, main, search_space
+from robocup3d_tools.ray_pool import DOMAINS
 
 
 @pytest.mark.parametrize('server', ['mujoco', 'simspark'])
@@ -44,6 +45,16 @@ def test_a_booster_candidate_is_a_skill_file_the_player_loads(robot: str, task: 
     frame, joint = next(n.split('.') for n in space.names if not n.endswith('.t'))
     twin, sign = space.mirror[joint]
     assert doc['frames'][int(frame)]['q'][twin] == pytest.approx(sign * doc['frames'][int(frame)]['q'][joint])
+
+
+def test_t_scale_bounds_a_frames_duration_by_a_factor_of_its_own(tmp_path: Path) -> None:
+    """The T1 searches every duration: a long rise may halve, a 0.05 s kick stays short."""
+    conf = tmp_path / 'space.yaml'
+    conf.write_text(yaml.safe_dump({'getup': {'T1': {'t_scale': [0.4, 1.3], 'back': ['0.t', '8.t']}}}))
+    space = getup_space('getup-back', 'T1', config=str(conf))
+    for start, lo, hi in zip(space.start, space.lo, space.hi, strict=True):
+        assert lo == pytest.approx(max(0.02, 0.4 * start), abs=1e-3) and hi == pytest.approx(1.3 * start, abs=1e-3)
+    assert getup_space('getup-back', 'K1').lo[0] >= getup_space('getup-back', 'K1').start[0] - 0.08  # K1: +-step
 
 
 @pytest.mark.parametrize('robot_type', range(5))
@@ -96,7 +107,7 @@ def test_one_getup_generation_on_the_real_server_writes_a_skill_the_player_loads
     """
     pytest.importorskip('cma')
     pytest.importorskip('rcsssmj')
-    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 103)
+    domain = str(_domain_base(103))
     argv = ['--robot', 'T1', '--task', 'getup-back', '--generations', '1', '--popsize', '2', '--workers', '1']
     argv += ['--trials', '1', '--sigma', '0.02', '--domain-base', domain, '--out', str(tmp_path / 'getup_T1')]
     assert main(argv) == 0
@@ -105,6 +116,13 @@ def test_one_getup_generation_on_the_real_server_writes_a_skill_the_player_loads
     assert skill.name == 'GETUP_BACK'
     measured = out.read_text().splitlines()[1]
     assert '"successes": 1' in measured  # the best candidate got up, as measured on the server
+
+
+def _domain_base(offset: int) -> int:
+    """Where this test's evaluations claim ROS domains: ``offset`` above the test's own, or, when
+    that is past the claimable range (a run given domains 190-229), ``offset % 10`` above it."""
+    own = int(os.environ['ROS_DOMAIN_ID'])
+    return own + offset if own + offset < DOMAINS.stop else own + offset % 10
 
 
 def _children(pid: int) -> list[int]:
@@ -153,7 +171,7 @@ def test_a_killed_ray_worker_is_retried_and_the_generation_completes(
 ) -> None:
     pytest.importorskip('ray')
     pytest.importorskip('rcsssmj')
-    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 107)
+    domain = str(_domain_base(107))
     argv = ['--robot', 'T1', '--task', 'getup-back', '--generations', '1', '--popsize', '2', '--workers', '1']
     argv += ['--trials', '1', '--sigma', '0.02', '--domain-base', domain, '--out', str(tmp_path / 'getup_T1')]
     done: dict = {}
