@@ -9,7 +9,11 @@ ratio to the run without a recorder, the recorder's own CPU, and the bag's size.
 defaults to what ``match --record`` leaves out (``recorder.COSTLY``). Run from the repo root with
 the venv active:
 
-    python bench/bench_record.py --players 2 --seconds 10
+    python bench/bench_record.py --players 2 --seconds 10 [--realtime]
+
+``--realtime`` runs the server in real time instead: every kind then runs at 50 cycles a wall second,
+so a cost per wall second (a sync-mode server runs faster without a recorder than with one) weighs the
+same in each.
 """
 
 from __future__ import annotations
@@ -29,10 +33,19 @@ from robocup3d_tools.team_runner import TeamRunner
 TEAM = 'BenchRec'
 
 
-def run(players: int, seconds: float, record: bool, work: Path, exclude: list[str], raw: bool = False) -> dict:
+def run(
+    players: int,
+    seconds: float,
+    record: bool,
+    work: Path,
+    exclude: list[str],
+    raw: bool = False,
+    realtime: bool = False,
+) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
-    server = start_mujoco_server(work / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
+    mode = [] if realtime else ['--sync', '--no-realtime']
+    server = start_mujoco_server(work / 'server', aport, mport, mode, env=env)
     runner = recorder = trainer = None
     out: dict = {}
     try:
@@ -80,16 +93,18 @@ def main() -> None:
         '--exclude', nargs='*', default=list(COSTLY), help='passed to robocup3d record --exclude (default: COSTLY)'
     )
     p.add_argument('--repeat', type=int, default=1, help='runs of each kind, interleaved; the median is shown')
+    p.add_argument('--realtime', action='store_true', help='the server in real time (default: sync mode)')
     args = p.parse_args()
     kinds = (('off', False, False), ('no raw', True, False), ('raw', True, True))
     runs: dict[str, list[dict]] = {name: [] for name, _, _ in kinds}
     for _ in range(args.repeat):
         for name, record, raw in kinds:
             work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
-            runs[name].append(run(args.players, args.seconds, record, work, args.exclude, raw))
+            runs[name].append(run(args.players, args.seconds, record, work, args.exclude, raw, args.realtime))
     rows = [(name, _median_run(runs[name])) for name, _, _ in kinds]
     base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])
-    print(f'recorded topics: all but {" ".join(args.exclude) or "none"}; median of {args.repeat} run(s) each')
+    mode = 'real time' if args.realtime else 'sync mode'
+    print(f'recorded topics: all but {" ".join(args.exclude) or "none"}; median of {args.repeat} run(s) each; {mode}')
     print(
         f'{"recording":<10}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
         f'{"ms/cycle":>10}{"ratio":>7}{"recorder ms/s":>15}{"bag MB":>8}'
