@@ -130,8 +130,8 @@ CASES = {
     ),
     'optimize-mirror': (
         'optimize.yaml',
-        lambda d: d['getup']['T1']['mirror'].update(llj1=['rlj1', 2]),  # K1 shares T1's (a YAML anchor)
-        "getup.K1.mirror.llj1 must be [twin_joint, 1 or -1], got ['rlj1', 2]",
+        lambda d: d['getup']['T1']['mirror'].update(llj1=['rlj1', 2]),
+        "getup.T1.mirror.llj1 must be [twin_joint, 1 or -1], got ['rlj1', 2]",
     ),
 }
 LOADERS = {
