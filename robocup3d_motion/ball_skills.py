@@ -320,9 +320,18 @@ class KickTask(Task):
 
 
 class DribbleTask(Task):
-    """Walk the ball to ``target``: line up behind it, then walk through it, steering it."""
+    """Walk the ball to ``target``: get behind it on its line to the target, then walk through it.
+
+    No stop between the two: once the robot is behind the ball, within a cone round the line from
+    the target through the ball, it walks at the ball, steering back onto that line (a path follower
+    on the cross-track error) and sidestepping so the ball stays in front of the feet; a ball that
+    rolls off the line is followed as long as it stays in a wider cone. Outside it the robot goes
+    round the ball to the line (sidestepping when it is already behind the ball, so a walk that
+    cannot step back never has to).
+    """
 
     kind = 'dribble'
+    ENTER, LEAVE = math.radians(25.0), math.radians(45.0)  # cone half-angles behind the ball
 
     def __init__(
         self, request_id: int, t: float, approach: ApproachSpec, spec: DribbleSpec, target: tuple[float, float]
@@ -331,6 +340,7 @@ class DribbleTask(Task):
         self.spec, self.target = spec, target
         self.reach = 0.5  # m from the target: done
         self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
+        self._orbit = 0  # the way round the ball: +1 anticlockwise, -1 clockwise, 0 not going round
 
     def act(self, v: View) -> Action:
         ball = self.ball_or_search(v)
@@ -342,23 +352,62 @@ class DribbleTask(Task):
         if to_go < self.reach:
             return self.end('done')
         heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
+        c, s = math.cos(heading), math.sin(heading)
+        rx, ry = pose[0] - ball[0], pose[1] - ball[1]
+        along, across = c * rx + s * ry, -s * rx + c * ry  # the robot on the line through the ball
+        off = math.atan2(abs(across), max(-along, 1e-6))  # its angle off the line, seen from the ball
         bx, by = to_robot(pose, *ball)
         sx, sy = self.spec.ball
         yaw_err = wrap(heading - pose[2])
-        # in front of the feet and facing the target: walk into it. Once under way a ball that ran
-        # ahead is followed as long as it stays in a cone in front; off it, line up again.
         on = self.phase == 'dribbling'
-        side = abs(by - sy)
-        cone = self.spec.lateral + (0.3 * max(0.0, bx - sx) if on else 0.0)
-        if not (
-            0.02 < bx < (2.0 * self.spec.ahead if on else sx + 0.5)
-            and side < (cone if on else 0.8 * self.spec.lateral)
-            and abs(yaw_err) < (0.6 if on else 0.5)
-        ):
-            self.phase = 'approaching'
-            goal = kick_pose(ball, heading, (sx, sy))
-            return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
-        self.phase = 'dribbling'
-        vx = min(self.spec.speed, 0.1 + 0.5 * to_go) * max(0.3, 1.0 - side / cone)
-        vy = max(-0.15, min(0.15, 2.0 * (by - sy)))
-        return Action(velocity=(vx, vy, 1.5 * yaw_err))
+        close = 0.02 < bx < sx + 0.15 and abs(by - sy) < 2.0 * self.spec.lateral  # at the feet: keep going
+        behind_ok = along < -0.05 and (off < (self.LEAVE if on else self.ENTER) or (on and close))
+        if behind_ok and abs(yaw_err) < (1.0 if on else 0.6):
+            self._orbit = 0
+            if on or bx < sx + 0.5:  # from afar the same walk at the ball is still the approach
+                self.phase = 'dribbling'
+            return Action(velocity=self.push(across, by - sy, yaw_err, to_go, bx - sx))
+        self.phase = 'approaching'
+        near = math.hypot(rx, ry) < self.approach.clear + 0.4
+        if near and along < -(sx + 0.05) and off < math.radians(60.0):
+            # behind the ball, off its line: sidestep onto it (never back), turning to face the target
+            back = max(-along, sx + 0.1)
+            x, y = to_robot(pose, ball[0] - back * c, ball[1] - back * s)
+            slow = 0.3 if abs(yaw_err) > 0.5 else 1.0
+            vx, vy = slow * max(0.0, min(0.2, 1.5 * x)), slow * max(-0.15, min(0.15, 1.5 * y))
+            return Action(velocity=(vx, vy, max(-0.8, min(0.8, 1.5 * yaw_err))))
+        if near:  # beside or before the ball: round it
+            return Action(velocity=self.orbit(pose, (rx, ry), heading + math.pi))
+        goal = line_up_point(pose, kick_pose(ball, heading, (sx, sy)), self.approach.line_up)
+        return Action(walk_target=self.route(pose, ball, goal))
+
+    def orbit(self, pose: tuple[float, float, float], rel: tuple[float, float], behind: float):
+        """Sidestep round the ball facing it, ``approach.clear`` away, towards the side ``behind`` it
+        (rad, seen from the ball), the short way (kept unless the other becomes much shorter). Facing the
+        ball, the distance is kept with forward steps only: a walk that cannot step back needs no more."""
+        where = math.atan2(rel[1], rel[0])
+        to_go = wrap(behind - where)
+        way = 1 if to_go >= 0.0 else -1
+        if self._orbit == 0 or (way != self._orbit and abs(to_go) < math.radians(150.0)):
+            self._orbit = way  # the short way; near half round, the way already taken
+        radius = math.hypot(*rel)
+        if radius < 0.7 * self.approach.clear:  # too close to face it (no step back): walk away round it
+            err = wrap(where + self._orbit * 0.3 * math.pi - pose[2])
+            return 0.2 * max(0.0, math.cos(err)) ** 2, 0.0, max(-0.8, min(0.8, 1.5 * err))
+        bearing = wrap(where + math.pi - pose[2])  # the ball, seen from the robot
+        vx = max(0.0, min(0.2, 1.5 * (radius - self.approach.clear)))
+        vy = -self._orbit * 0.15 * min(1.0, abs(to_go) / 0.3)  # anticlockwise round the ball: step right
+        slow = 0.3 if abs(bearing) > 0.5 else 1.0  # face the ball first
+        return slow * vx, slow * vy, max(-0.8, min(0.8, 1.5 * bearing))
+
+    def push(self, across: float, side: float, yaw_err: float, to_go: float, ahead: float):
+        """Walk through the ball: steer onto the line, keep the ball in front of the feet."""
+        # heading onto the line (cross-track error) from afar; at the ball, at the target (the ball goes
+        # where the feet walk), the sidestep keeping it in front of them
+        steer = wrap(yaw_err - math.atan(2.0 * across) * max(0.0, min(1.0, (ahead - 0.1) / 0.4)))
+        speed = min(self.spec.speed, 0.15 + 0.5 * to_go)
+        if ahead < self.spec.ahead:  # the ball at the feet: no walking past it while it is off the centre
+            speed *= max(0.0, min(1.0, 1.5 - abs(side) / self.spec.lateral))
+        speed *= max(0.2, math.cos(steer))
+        vy = max(-0.15, min(0.15, 1.5 * side))
+        return speed, vy, max(-1.0, min(1.0, 1.5 * steer))
