@@ -39,7 +39,9 @@ from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import ActionError, JointCommand, make_protocol
+from robocup3d_description.body import body_for
 from robocup3d_description.robots import robot_spec
+from robocup3d_description.urdf import urdf_string
 
 __all__ = ['DEFAULT_PORTS', 'LINK_DIED_EXIT', 'BridgeNode', 'main']
 
@@ -114,6 +116,8 @@ class BridgeNode(Node):
         self.pub_raw_out = self.create_publisher(String, 'raw/action', 50)
         self.pub_clock = self.create_publisher(Clock, '/clock', 1) if self.publish_clock else None
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 1)
+        self.pub_description = self.create_publisher(String, 'robot_description', LATCHED)
+        self._publish_description(robot, robot_type)
 
         if not local_motion:
             self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 1)
@@ -141,6 +145,16 @@ class BridgeNode(Node):
         self.get_logger().info(f'bridge for {self.team} #{self.unum} ({self.robot.name}) -> {server} {host}:{port}')
 
     # -- server -> ROS (runs in the link thread) -------------------------------------
+
+    def _publish_description(self, robot: str, robot_type: int) -> None:
+        """The robot's URDF on ``robot_description``, latched, as robot_state_publisher offers it: rviz's
+        RobotModel draws it, and a recorder knows which robot (and which Nao type) a player is."""
+        try:
+            text = urdf_string(body_for(robot, robot_type))
+        except (ValueError, OSError, RuntimeError) as exc:
+            self.get_logger().warning(f'no robot_description: {exc}')
+            return
+        self.pub_description.publish(String(data=text))
 
     def attach_motion(self, step: Callable[[Percept], JointCommand | None]) -> None:
         """Let a motion node in this process answer each cycle directly (no DDS round trip).

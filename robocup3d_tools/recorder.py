@@ -38,6 +38,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -76,6 +77,7 @@ def record_command(
 
 #: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``: the players build
 #: them only for a subscriber, and recording them raised a player's CPU by 70 % (bench/bench_record.py)
+DESCRIPTION_WAIT = 100  # joint states (2 s) a Nao's link TF waits for its robot_description
 COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*')
 
 
@@ -220,6 +222,7 @@ class Recorder:
         self._static_done: set[str] = set()
         self._tf_due: dict[str, int] = {}
         self._bodies: dict[str, object] = {}
+        self._undescribed: dict[str, int] = {}  # joint states seen before a robot_description
         self._subs: dict[str, object] = {}
         self.odom = OdomFrames()
         self.received = 0  # messages taken from the subscriptions
@@ -316,6 +319,8 @@ class Recorder:
             self._joint_tf(topic[: -len('/joint_states')], data)
         elif topic.endswith('/odom') and msgtype == 'nav_msgs/msg/Odometry':
             self._odom_twist(topic[1 : -len('/odom')], data)
+        elif topic.endswith('/robot_description'):
+            self._described(topic[: -len('/robot_description')], data)
 
     def _odom_twist(self, player: str, data: bytes) -> None:
         """The walk's velocity estimate, integrated into the player's ``odom -> base_link``."""
@@ -335,31 +340,52 @@ class Recorder:
             pass
 
     def _body(self, ns_prefix: str, names: list[str]) -> object:
-        """The player's kinematic model: ``--robot``, or (``auto``) the robot whose joints its joint_states name."""
+        """The player's kinematic model: ``--robot``; or (``auto``) the one its ``robot_description`` names,
+        else the robot whose joints its joint_states name (a Nao's type only from its description: the
+        types share joint names, so a Nao waits :data:`DESCRIPTION_WAIT` joint states for one). None: not yet."""
         body = self._bodies.get(ns_prefix)
-        if body is None:
-            from robocup3d_description.body import body_for  # noqa: PLC0415
+        if body is not None:
+            return body
+        from robocup3d_description.body import body_for  # noqa: PLC0415
 
-            if self.args.robot != 'auto':
-                body = body_for(self.args.robot)
-            else:
-                have = set(names)
-                for robot in ('T1', 'K1', 'nao4', 'nao0'):  # the Nao on rcssserver3d: pass --robot nao<type>
-                    try:
-                        candidate = body_for(robot)
-                    except (ValueError, OSError):
-                        continue
-                    if have == set(candidate.joint_names):
-                        body = candidate
-                        break
-                if body is None:
-                    print(
-                        f'record: {ns_prefix}: no robot model with joints {sorted(have)[:4]}...: no link TF',
-                        file=sys.stderr,
-                    )
-                    body = False
-            self._bodies[ns_prefix] = body
+        if self.args.robot != 'auto':
+            body = body_for(self.args.robot)
+        else:
+            have = set(names)
+            for robot in ('T1', 'K1', 'nao4', 'nao0'):
+                try:
+                    candidate = body_for(robot)
+                except (ValueError, OSError):
+                    continue
+                if have == set(candidate.joint_names):
+                    body = candidate
+                    break
+            waited = self._undescribed[ns_prefix] = self._undescribed.get(ns_prefix, 0) + 1
+            if body is not None and body.name.startswith('nao') and waited < DESCRIPTION_WAIT:
+                return None
+            if body is None:
+                print(
+                    f'record: {ns_prefix}: no robot model with joints {sorted(have)[:4]}...: no link TF',
+                    file=sys.stderr,
+                )
+                body = False
+            elif body.name.startswith('nao'):
+                print(f'record: {ns_prefix}: no robot_description: link TF of {body.name}', file=sys.stderr)
+        self._bodies[ns_prefix] = body
         return body
+
+    def _described(self, ns_prefix: str, data: bytes) -> None:
+        """A player's URDF: with ``--robot auto`` its robot name picks the model of its link TF."""
+        if self.args.robot != 'auto':
+            return
+        from robocup3d_description.body import body_for  # noqa: PLC0415
+
+        try:
+            text = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data
+            name = re.search(r'<robot\s+name="([^"]+)"', text).group(1)
+            self._bodies[ns_prefix] = body_for(name)
+        except (AttributeError, ValueError, OSError) as exc:
+            print(f'record: {ns_prefix}/robot_description: no model from it ({exc})', file=sys.stderr)
 
     def _joint_tf(self, prefix: str, data: bytes) -> None:
         """``base_link -> link`` for every link from one player's joint states (throttled)."""

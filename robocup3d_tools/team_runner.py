@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
 
         default_port = cfg.port + 1 if cfg.server == 'mujoco' else 3200
         mport = args.monitor_port if args.monitor_port is not None else default_port
-        robot = 'auto' if cfg.server == 'mujoco' else f'nao{cfg.players[0].robot_type}'
+        robot = 'auto'  # each player's model from its robot_description
         try:
             exclude = [] if args.record_all else None
             recorder = start_recorder(

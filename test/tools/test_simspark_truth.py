@@ -227,9 +227,18 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
 @pytest.mark.skipif(shutil.which('rcssserver3d') is None, reason='rcssserver3d (SimSpark) is not on PATH')
 def test_team_record_on_rcssserver3d(tmp_path: Path) -> None:
     """``team --server simspark --record``: the player's truth where a full scene of the server shows it (near
-    the goalkeeper's beam to (-14, 0)), on its server time (the team has no /clock: its joint_states give it)."""
+    the goalkeeper's beam to (-14, 0)), on its server time (the team has no /clock: its joint_states give it);
+    a type 1 Nao's link TF is its own type's (its robot_description names it), not type 0's."""
     pytest.importorskip('rosbags')
+    import yaml  # noqa: PLC0415
     from simspark_support import simspark_server, wait_until  # noqa: PLC0415 - after the skip
+
+    from robocup3d_description.body import body_for  # noqa: PLC0415
+    from robocup3d_description.kinematics import forward_kinematics  # noqa: PLC0415
+
+    config = yaml.safe_load((REPO / 'config' / 'team_simspark.yaml').read_text())
+    config['players'] = {1: {'type': 1}}
+    (tmp_path / 'team.yaml').write_text(yaml.safe_dump(config))
 
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     env.setdefault('ROS_DOMAIN_ID', str(random.randint(1, 100)))
@@ -238,7 +247,7 @@ def test_team_record_on_rcssserver3d(tmp_path: Path) -> None:
     with simspark_server() as server:
         cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'team', '--server', 'simspark', '--players', '1']
         cmd += ['--port', str(server.agent_port), '--monitor-port', str(server.monitor_port), '--team', 'Solo']
-        cmd += ['--log-dir', str(tmp_path), '--record', str(bag)]
+        cmd += ['--log-dir', str(tmp_path), '--record', str(bag), '--config', str(tmp_path / 'team.yaml')]
         with open(tmp_path / 'team.log', 'wb') as log:
             team = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -258,3 +267,20 @@ def test_team_record_on_rcssserver3d(tmp_path: Path) -> None:
     assert np.all(np.abs(places[-10:, :2] - (-14.0, 0.0)) < 0.1)  # the goalkeeper's beam, with the server's noise
     joints = max(stamp_ns(m.header.stamp) for _, m in msgs['/Solo/p1/joint_states'])
     assert abs(stamp_ns(poses[-1][1].header.stamp) - joints) < 200_000_000  # both on the server time
+    # the player's URDF is in the bag, and its link TF is type 1's forward kinematics of its joint states
+    urdf = msgs['/Solo/p1/robot_description'][-1][1].data
+    assert '<robot name="nao1"' in urdf, urdf[:200]
+    joint_states = msgs['/Solo/p1/joint_states']
+    states = {stamp_ns(m.header.stamp): dict(zip(m.name, m.position, strict=True)) for _, m in joint_states}
+    own, type0 = body_for('nao1'), body_for('nao0')
+    checked = 0
+    for _, m in msgs['/tf']:
+        for tr in m.transforms:
+            if (tr.header.frame_id, tr.child_frame_id) != ('Solo/p1/base_link', 'Solo/p1/rfoot'):
+                continue
+            joints = states[stamp_ns(tr.header.stamp)]
+            got = matrix_of(tr.transform.translation, tr.transform.rotation)
+            assert got[:3, 3] == pytest.approx(forward_kinematics(own, joints)['rfoot'][:3, 3], abs=1e-6)
+            assert np.linalg.norm(got[:3, 3] - forward_kinematics(type0, joints)['rfoot'][:3, 3]) > 0.005
+            checked += 1
+    assert checked >= 10, checked
