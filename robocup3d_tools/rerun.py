@@ -26,7 +26,7 @@ from robocup3d_tools.replay import BagError, _why, open_bag
 
 __all__ = ['MissingInputs', 'PlayerRun', 'compare', 'rerun_bag', 'rerun_main', 'stats', 'table']
 
-_RAW = re.compile(r'^/(?P<team>[^/]+)/p(?P<unum>\d+)/(?P<rest>raw/percept|odom)$')
+_RAW = re.compile(r'^/(?P<team>[^/]+)/p(?P<unum>\d+)/(?P<rest>raw/percept|odom|robot_description)$')
 MAX_TRUTH_GAP = 0.1  # s: the truth is interpolated to an estimate's time, not across longer gaps
 
 
@@ -54,9 +54,20 @@ def _stamp_ns(t: float) -> int:
     return int(sec) * 1_000_000_000 + round((t - sec) * 1e9) % 1_000_000_000
 
 
-def _robot_of(joints: set[str]) -> str:
+def _robot_of(joints: set[str], server: str, described: str | None) -> str:
+    """The player's robot: as its recorded ``robot_description`` names it, else from its joints (a Nao's
+    type only from the description: the types share joint names; one with toes is type 4)."""
+    from robocup3d_description.body import body_for  # noqa: PLC0415
     from robocup3d_description.robots import robot_spec  # noqa: PLC0415
 
+    if described is not None:
+        try:
+            body_for(described)
+            return described
+        except ValueError:
+            pass
+    if server == 'simspark':
+        return 'nao4' if joints - set(robot_spec('simspark', 'nao', 0).joint_names) else 'nao0'
     for name in ('T1', 'K1'):
         if joints <= set(robot_spec('mujoco', name).joint_names):
             return name
@@ -67,7 +78,8 @@ class _Player:
     """One player's world model fed as its node fed it in the player's process (``WorldModelNode.step_percept``,
     ``local``): the same :class:`~robocup3d_perception.feed.WorldModelFeed`, without ROS."""
 
-    def __init__(self, team: str, unum: int, robot: str, rules: str, secret: str) -> None:
+    def __init__(self, team: str, unum: int, robot: str, server: str, rules: str, secret: str) -> None:
+        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.protocol import make_protocol  # noqa: PLC0415
         from robocup3d_bridge.sanitize import PerceptSanitizer  # noqa: PLC0415
         from robocup3d_description.body import body_for  # noqa: PLC0415
@@ -76,19 +88,23 @@ class _Player:
         from robocup3d_perception.field import field_for  # noqa: PLC0415
         from robocup3d_perception.world_model import WorldModel, WorldModelParameters  # noqa: PLC0415
 
-        spec = robot_spec('mujoco', robot)
+        nao = robot.startswith('nao')
+        spec = robot_spec(server, 'nao', int(robot[3:])) if nao else robot_spec(server, robot)
+        self.dialect = Dialect.SIMSPARK if server == 'simspark' else Dialect.MUJOCO
         self.protocol = make_protocol(spec, team, unum)  # the side, from the game state, as the bridge learns it
         self.sanitizer = PerceptSanitizer(spec.joint_names)
-        model = WorldModel(body_for(robot), field_for('mujoco', rules), use_lines=False, params=WorldModelParameters())
+        # as the world model node makes it (its parameters' defaults: seed 0)
+        model = WorldModel(
+            body_for(robot), field_for(server, rules), use_lines=server == 'simspark', params=WorldModelParameters()
+        )
         self.feed = WorldModelFeed(model, team, unum, secret=secret)
 
     def step(self, text: str, odom: dict[int, tuple[float, float, float]]) -> tuple[object, object] | None:
         """One recorded server message: the percept and the new world state (None: no cycle)."""
-        from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
         from robocup3d_bridge.perception import PerceptParseError, parse_percept  # noqa: PLC0415
 
         try:
-            p = parse_percept(text, Dialect.MUJOCO)
+            p = parse_percept(text, self.dialect)
         except PerceptParseError:
             return None
         self.sanitizer.clean(p)
@@ -108,14 +124,18 @@ class _Player:
         return (p, state) if state is not None else None
 
 
-def _read_inputs(bag: Path) -> tuple[dict[str, list[str]], dict[str, dict[int, tuple[float, float, float]]]]:
-    """Each player's recorded server messages (in order) and walk velocities (by stamp, ns)."""
+def _read_inputs(
+    bag: Path,
+) -> tuple[dict[str, list[str]], dict[str, dict[int, tuple[float, float, float]]], dict[str, str]]:
+    """Each player's recorded server messages (in order), walk velocities (by stamp, ns) and robot (as its
+    ``robot_description`` names it)."""
     from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
 
     store = get_typestore(Stores.ROS2_KILTED)
     reader = open_bag(bag)
     texts: dict[str, list[str]] = {}
     odom: dict[str, dict[int, tuple[float, float, float]]] = {}
+    robots: dict[str, str] = {}
     try:
         conns = [c for c in reader.connections if _RAW.match(c.topic)]
         try:
@@ -126,13 +146,17 @@ def _read_inputs(bag: Path) -> tuple[dict[str, list[str]], dict[str, dict[int, t
                 if m['rest'] == 'odom':
                     s, v, w = msg.header.stamp, msg.twist.twist.linear, msg.twist.twist.angular
                     odom.setdefault(player, {})[s.sec * 1_000_000_000 + s.nanosec] = (v.x, v.y, w.z)
+                elif m['rest'] == 'robot_description':
+                    name = re.search(r'<robot\s+name="([^"]+)"', msg.data)
+                    if name:
+                        robots[player] = name.group(1)
                 else:
                     texts.setdefault(player, []).append(msg.data)
         except Exception as exc:  # noqa: BLE001 - rosbags raises many kinds for a bad chunk
             raise BagError(f'{reader.bag_name}: corrupted or truncated data ({_why(exc)})') from None
     finally:
         reader.close()
-    return texts, odom
+    return texts, odom, robots
 
 
 def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[str, PlayerRun], object]:
@@ -145,46 +169,55 @@ def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[st
     """
     from robocup3d_tools.match_data import load_match  # noqa: PLC0415
 
-    data = load_match(bag, server='mujoco', rules=rules)
-    texts, odom = _read_inputs(bag)
+    data = load_match(bag, rules=rules)  # the server as the bag's /truth/game names it
+    server = 'simspark' if data.field.name.startswith('simspark') else 'mujoco'
+    texts, odom, robots = _read_inputs(bag)
     if not texts:
         raise MissingInputs(
             'no /<team>/p<unum>/raw/percept topics (the server messages the rerun needs): record with '
             'robocup3d match --record or team --record, whose players publish them (not with --no-raw)'
         )
-    other = sorted(p for p, msgs in texts.items() if not any('(n q_' in m for m in msgs[:20]))
+    mujoco = server == 'mujoco'
+    other = sorted(p for p, msgs in texts.items() if any('(n q_' in m for m in msgs[:20]) != mujoco)
     if other:  # rcssserver3d names its joints hj1, ... (RCSSServerMJ: q_hj1, ...)
         raise MissingInputs(
-            f'the percepts of {", ".join(other)} are not RCSSServerMJ messages: the rerun knows only '
-            "RCSSServerMJ's field and robots so far"
+            f'the percepts of {", ".join(other)} are not {"RCSSServerMJ" if mujoco else "rcssserver3d"} messages, '
+            f"but the bag's ground truth is: one server's field and robots per rerun"
         )
     players = sorted(p for p in texts if p in data.truth)
     if not players:
         raise MissingInputs(
             'no ground truth /truth/<team>/p<unum>/pose for the players with raw/percept '
-            f'({", ".join(sorted(texts))}): record from an RCSSServerMJ monitor (--monitor-port)'
+            f"({', '.join(sorted(texts))}): record with the server's monitor port (--monitor-port)"
         )
     runs = {}
     for player in players:
-        runs[player] = _rerun_player(player, texts[player], odom.get(player), rules, secret)
+        runs[player] = _rerun_player(player, texts[player], odom.get(player), server, robots.get(player), rules, secret)
     return runs, data
 
 
 def _rerun_player(
-    player: str, texts: list[str], odom: dict[int, tuple[float, float, float]] | None, rules: str, secret: str
+    player: str,
+    texts: list[str],
+    odom: dict[int, tuple[float, float, float]] | None,
+    server: str,
+    described: str | None,
+    rules: str,
+    secret: str,
 ) -> PlayerRun:
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
     from robocup3d_bridge.perception import PerceptParseError, parse_percept  # noqa: PLC0415
 
     team, unum = player.rsplit('/p', 1)
+    dialect = Dialect.SIMSPARK if server == 'simspark' else Dialect.MUJOCO
     joints: set[str] = set()
     for text in texts[:50]:
         try:
-            joints |= set(parse_percept(text, Dialect.MUJOCO).joint_positions)
+            joints |= set(parse_percept(text, dialect).joint_positions)
         except PerceptParseError:
             continue
-    robot = _robot_of(joints)
-    sim = _Player(team, int(unum), robot, rules, secret)
+    robot = _robot_of(joints, server, described)
+    sim = _Player(team, int(unum), robot, server, rules, secret)
     out = PlayerRun(player, robot, odometry=odom is not None)
     for text in texts:
         done = sim.step(text, odom or {})

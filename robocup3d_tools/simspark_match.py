@@ -102,11 +102,12 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         log(f'rcssserver3d up: agents 127.0.0.1:{aport}, monitor {mport}, ROS_DOMAIN_ID={env["ROS_DOMAIN_ID"]}')
         watcher = _DiagnosticsWatcher(env)
         if args.record:  # a monitor connection of its own, beside the match's trainer
-            exclude = [] if args.record_all else None  # robot auto: nao4 (toes) or nao0 by the joint names
+            exclude = [] if args.record_all else None  # robot auto: each player's robot_description
             teams = [ours.team, args.teams[1]]
             recorder = start_recorder(Path(args.record), teams, mport, run_dir, env, exclude=exclude, server='simspark')
             log(f'recording into {args.record} (pid {recorder.pid})')
-        runner = TeamRunner(ours, run_dir, env=env, extra_args=['--no-raw'], clock_player=1)
+        raw = [] if args.record else ['--no-raw']  # a recorded match keeps the percepts (replay --rerun)
+        runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1)
         runner.start(stagger=0.2)
         runners.append(runner)
         _wait_players(trainer, watcher, len(ours.players), timeout=90.0, log=log)
@@ -127,7 +128,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         else:
             right = load_team(_our_team(args, args.teams[1], aport))
             no_play = ['--no-play'] if args.opponent == 'formation' else []
-            runner = TeamRunner(right, run_dir, env=env, extra_args=['--no-raw', *no_play])
+            runner = TeamRunner(right, run_dir, env=env, extra_args=[*raw, *no_play])
             runner.start(stagger=0.2)
             runners.append(runner)
             _wait_players(trainer, watcher, 2 * len(ours.players), timeout=90.0, log=log)
