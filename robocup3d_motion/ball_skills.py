@@ -409,5 +409,8 @@ class DribbleTask(Task):
         if ahead < self.spec.ahead:  # the ball at the feet: no walking past it while it is off the centre
             speed *= max(0.0, min(1.0, 1.5 - abs(side) / self.spec.lateral))
         speed *= max(0.2, math.cos(steer))
-        vy = max(-0.15, min(0.15, 1.5 * side))
-        return speed, vy, max(-1.0, min(1.0, 1.5 * steer))
+        # sidestep only at the ball, and turn gently at speed: walking fast, sidestepping and turning
+        # at once tips the robot over
+        vy = max(-0.15, min(0.15, 1.5 * side)) if ahead < self.spec.ahead else 0.0
+        turn = 1.0 - 0.5 * min(1.0, speed / max(self.spec.speed, 1e-6))
+        return speed, vy, max(-turn, min(turn, 1.5 * steer))
