@@ -151,7 +151,7 @@ class BridgeNode(Node):
         RobotModel draws it, and a recorder knows which robot (and which Nao type) a player is."""
         try:
             text = urdf_string(body_for(robot, robot_type))
-        except (ValueError, OSError, RuntimeError) as exc:
+        except (ValueError, OSError, RuntimeError, ImportError) as exc:  # a model file missing or unreadable
             self.get_logger().warning(f'no robot_description: {exc}')
             return
         self.pub_description.publish(String(data=text))
