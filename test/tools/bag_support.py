@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def robocup3d(*args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """``robocup3d ARGS`` as a user runs it (from the repo), its output captured as text."""
+    cmd = [sys.executable, '-m', 'robocup3d_tools.cli', *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def read_bag(bag: Path) -> dict[str, list[tuple[int, object]]]:

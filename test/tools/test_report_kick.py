@@ -12,11 +12,11 @@ import importlib.util
 import math
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from bag_support import robocup3d
 
 REPO = Path(__file__).resolve().parents[2]
 KICKER, OTHER = f'Kick{os.getpid() % 10000}', f'Oth{os.getpid() % 10000}'
@@ -145,14 +145,7 @@ def test_the_report_finds_the_kick_and_possession_changing_sides(kick_bag: Path,
     after = a.possession_side[a.possession_t > kick.t]
     assert set(before) == {'left'} and 'right' in set(after), (set(before), set(after))
     # and the report says so
-    out = subprocess.run(
-        [sys.executable, '-m', 'robocup3d_tools.cli', 'report', str(kick_bag), '-o', str(tmp_path / 'r.html')],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    out = robocup3d('report', str(kick_bag), '-o', str(tmp_path / 'r.html'))
     assert out.returncode == 0, out.stderr
     assert f'{KICKER} (left) vs {OTHER} (right)' in out.stdout, out.stdout
     assert f'kicks:      {len(a.kicks)}' in out.stdout and 'possession: left' in out.stdout, out.stdout

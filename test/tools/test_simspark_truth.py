@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_support import matrix_of, read_bag, stamp_ns
+from bag_support import matrix_of, read_bag, robocup3d, stamp_ns
 
 from robocup3d_bridge.trainer import MonitorState, simspark_ball, simspark_torso_poses
 from robocup3d_tools.monitor_truth import read_truths
@@ -211,28 +211,13 @@ def test_match_record_on_rcssserver3d(tmp_path: Path) -> None:
     clock = np.array([stamp_ns(m.clock) for _, m in msgs['/clock']])
     assert abs(stamps[-1] - clock[-1]) < 200_000_000  # on the players' server time
     # the report finds the server in the bag: rcssserver3d's field, both players' ground truth
-    report = subprocess.run(
-        [sys.executable, '-m', 'robocup3d_tools.cli', 'report', str(bag), '-o', str(tmp_path / 'report.html')],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    report = robocup3d('report', str(bag), '-o', str(tmp_path / 'report.html'))
     assert report.returncode == 0, report.stderr
     assert 'field simspark' in report.stdout and 'Beta/p1' in report.stdout, report.stdout
     # replay --rerun world-model: our world model again on Alpha's recorded rcssserver3d percepts localizes as
     # the live one did (the same cycles scored; measured 2026-11-24 on a 2 v 2 bag: 70-100 % of the live poses
     # reproduced to 1 mm, position medians within 0.013 m)
-    cmd = [sys.executable, '-m', 'robocup3d_tools.cli', 'replay', str(bag), '--rerun', 'world-model']
-    rerun = subprocess.run(
-        [*cmd, '--json', str(tmp_path / 'rerun.json')],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    rerun = robocup3d('replay', str(bag), '--rerun', 'world-model', '--json', str(tmp_path / 'rerun.json'))
     assert rerun.returncode == 0, rerun.stderr
     figures = json.loads((tmp_path / 'rerun.json').read_text())['players']['Alpha/p1']
     again, live = figures['rerun'], figures['live']
