@@ -82,9 +82,13 @@ def record_command(
     return cmd
 
 
-#: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``: the players build
-#: them only for a subscriber, and recording them raised a player's CPU by 70 % (bench/bench_record.py)
-COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*')
+#: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``. The players build
+#: ``joint_commands`` and ``ball/stop`` only for a subscriber, a message a cycle each (bench/bench_record.py),
+#: and the bag has them in other words: ``raw/action`` is the same command as the server got, ``ball/stop``
+#: follows from ``ball``. The others cost the players nothing now (the recorder rebuilds them from
+#: ``raw/percept``) but the bag much room: the camera's markers, the world model's markers, and the
+#: ground truth, which the monitor gives anyway (``/truth/*``)
+COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_commands', 'ball/stop')
 
 
 def start_recorder(

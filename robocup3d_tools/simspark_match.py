@@ -106,7 +106,9 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             teams = [ours.team, args.teams[1]]
             recorder = start_recorder(Path(args.record), teams, mport, run_dir, env, exclude=exclude, server='simspark')
             log(f'recording into {args.record} (pid {recorder.pid})')
-        runner = TeamRunner(ours, run_dir, env=env, extra_args=['--no-raw'], clock_player=1)
+        # recorded: the players publish raw/percept, from which the recorder builds their percept topics
+        raw = [] if args.record else ['--no-raw']
+        runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1)
         runner.start(stagger=0.2)
         runners.append(runner)
         _wait_players(trainer, watcher, len(ours.players), timeout=90.0, log=log)
@@ -127,7 +129,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         else:
             right = load_team(_our_team(args, args.teams[1], aport))
             no_play = ['--no-play'] if args.opponent == 'formation' else []
-            runner = TeamRunner(right, run_dir, env=env, extra_args=['--no-raw', *no_play])
+            runner = TeamRunner(right, run_dir, env=env, extra_args=[*raw, *no_play])
             runner.start(stagger=0.2)
             runners.append(runner)
             _wait_players(trainer, watcher, 2 * len(ours.players), timeout=90.0, log=log)
