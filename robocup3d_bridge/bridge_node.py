@@ -3,8 +3,10 @@
 Publishes (in the player's namespace): ``joint_states``, ``imu``,
 ``foot_contacts/<foot>`` (SimSpark), ``vision/objects``, ``vision/ball``,
 ``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
-``ground_truth/ball``, ``raw/percept``, ``raw/action``, ``/clock`` (if
-``publish_clock``) and ``/diagnostics`` once a second.
+``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``/clock`` (if
+``publish_clock``) and ``/diagnostics`` once a second. All but ``game_state``, ``/clock`` and
+``/diagnostics`` are built only while someone subscribes; the percept topics come from
+:class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder also uses.
 Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
 kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
 ``say`` (String).

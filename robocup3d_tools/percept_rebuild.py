@@ -28,7 +28,9 @@ from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
 
 __all__ = ['PerceptRebuild', 'robot_of']
 
-_CANDIDATES = ('T1', 'K1', 'nao4', 'nao0')  # a type 1-3 Nao has type 0's joints and feet
+#: the robots a percept can come from, by server: RCSSServerMJ's (which sends joint velocities) and
+#: rcssserver3d's (which does not; a type 1-3 Nao has type 0's joints and feet)
+_CANDIDATES = {'mujoco': ('T1', 'K1'), 'simspark': ('nao4', 'nao0')}
 
 
 def _spec(name: str) -> RobotSpec:
@@ -38,9 +40,15 @@ def _spec(name: str) -> RobotSpec:
     return mujoco_robot(name)
 
 
-def robot_of(joints: set[str]) -> RobotSpec | None:
-    """The robot whose joints are the fewest that hold all of ``joints`` (``None``: no robot has them)."""
-    fits = [spec for spec in map(_spec, _CANDIDATES) if joints <= set(spec.joint_names)]
+def robot_of(p: Percept) -> RobotSpec | None:
+    """The robot of a percept: of its server, the one with the fewest joints that has all the percept names.
+
+    The server is told by the joint velocities, which RCSSServerMJ sends and rcssserver3d does not (the T1,
+    K1 and Nao share joint names). ``None``: no joints in the percept, or no robot has them.
+    """
+    joints = set(p.joint_positions)
+    server = 'mujoco' if p.joint_velocities else 'simspark'
+    fits = [spec for spec in map(_spec, _CANDIDATES[server]) if joints and joints <= set(spec.joint_names)]
     return min(fits, key=lambda s: len(s.joint_names)) if fits else None
 
 
@@ -49,7 +57,7 @@ class PerceptRebuild:
 
     Args:
         namespace: the player's, ``/<team>/p<unum>`` (frames are ``<team>/p<unum>/...``, as the bridge's).
-        robot: ``auto`` (from the joints the first percept names), ``T1``, ``K1`` or ``nao0``..``nao4``.
+        robot: ``auto`` (from the first percept with joints: :func:`robot_of`), ``T1``, ``K1`` or ``nao0``..``nao4``.
     """
 
     def __init__(self, namespace: str, robot: str = 'auto') -> None:
@@ -87,7 +95,7 @@ class PerceptRebuild:
         if p is None:
             return []
         if self._topics is None:
-            self.robot = robot_of(set(p.joint_positions)) if p.joint_positions else None
+            self.robot = robot_of(p)
             if self.robot is None:
                 return []
             self._setup()

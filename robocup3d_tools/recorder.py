@@ -1,9 +1,14 @@
 """``robocup3d record``: write a running team's topics, the server's ground truth and TF into a rosbag2 bag (MCAP).
 
-One process of its own: a node that subscribes (serialized, no decoding) to every topic under the
+One process of its own: a node that subscribes (serialized, no decoding) to the topics under the
 given team namespaces plus ``/clock`` and ``/diagnostics``, as they appear, and a monitor connection
 of its own to the server (RCSSServerMJ and rcssserver3d both take several monitors) for the ground
-truth; ``--server auto`` tells them apart by the first monitor message. The bag is written with PyPI
+truth; ``--server auto`` tells them apart by the first monitor message. A player's percept topics
+(``joint_states``, ``imu``, ``vision/*``, ``ground_truth/*``, ``foot_contacts/*``, ``hear``: what its
+bridge makes from the server's message alone) are not subscribed to: the recorder builds them from the
+player's ``raw/percept`` with the bridge's own code (:mod:`robocup3d_tools.percept_rebuild`), so that the
+player builds and sends nothing for them (issue #23). A player without ``raw/percept`` (``--no-raw``),
+or ``--no-rebuild``, is subscribed to as before. The bag is written with PyPI
 ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
 Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
 rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
