@@ -70,10 +70,12 @@ def record_command(
     exclude: list[str] | None = None,
     server: str = 'auto',
     rebuild: bool = True,
+    reliable: bool = False,
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``).
 
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
+    ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
     """
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
     cmd += ['--server', server]
@@ -82,6 +84,8 @@ def record_command(
         cmd += ['--exclude', *exclude]
     if not rebuild:
         cmd += ['--no-rebuild']
+    if reliable:
+        cmd += ['--reliable']
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
@@ -96,6 +100,14 @@ def record_command(
 COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_commands', 'ball/stop')
 
 
+#: Topics in a player's namespace the recorder subscribes to reliably even without ``--reliable``: the
+#: inputs of ``replay --rerun world-model`` (and of the rebuilt percept topics), which needs every one.
+#: The others (not latched) are subscribed best effort: a reliable reader doubles what a message costs the
+#: player to send (the acknowledgements), and none is sent again anyway once its publisher's queue of 1
+#: to 10 moved on.
+RELIABLE_TOPICS = ('raw/percept', 'odom')
+
+
 def start_recorder(
     out: Path,
     teams: list[str],
@@ -106,12 +118,14 @@ def start_recorder(
     exclude: list[str] | None = None,
     server: str = 'auto',
     rebuild: bool = True,
+    reliable: bool = False,
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
     ``exclude``: topics not to record (default :data:`COSTLY`; ``[]`` records everything).
     ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first monitor message).
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
+    ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -128,6 +142,7 @@ def start_recorder(
                 exclude=list(COSTLY) if exclude is None else exclude,
                 server=server,
                 rebuild=rebuild,
+                reliable=reliable,
             ),
             env=env,
             stdout=log,
@@ -364,8 +379,13 @@ class Recorder:
                 self._subs[topic] = None
                 continue
             pubs = self.node.get_publishers_info_by_topic(topic)
-            best_effort = any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for p in pubs)
             latched = pubs and all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in pubs)
+            # a reliable reader costs the publisher twice a best-effort one's CPU per message (its
+            # acknowledgements): best effort but where every message counts (latched, RELIABLE_TOPICS, and
+            # /diagnostics, once a second)
+            every = topic == '/diagnostics' or topic.split('/', 3)[-1] in RELIABLE_TOPICS
+            best_effort = not (latched or every or self.args.reliable)
+            best_effort = best_effort or any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for p in pubs)
             qos = QoSProfile(
                 depth=200,
                 reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
@@ -686,6 +706,12 @@ def record_parser() -> argparse.ArgumentParser:
         action='store_false',
         help="subscribe to the players' percept topics (joint_states, imu, vision/*, ...) instead of rebuilding "
         'them from raw/percept: the old way, which makes every player build and send them',
+    )
+    p.add_argument(
+        '--reliable',
+        action='store_true',
+        help='subscribe reliably to every topic (default: best effort but for latched topics and '
+        'raw/percept, odom: what a reliable reader costs the players)',
     )
     p.add_argument('--dump-monitor', metavar='FILE', default=None, help='also write the monitor messages, one a line')
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')
