@@ -1,15 +1,18 @@
 """What recording costs the players: CPU per player-cycle with and without ``robocup3d record``.
 
 One team of T1 on RCSSServerMJ in sync mode (the server waits for every player, so the figures do
-not depend on keeping real time), run for ``--seconds`` of server time without a recorder, then
-with one as ``match --record`` ran it before (players with ``--no-raw``: no ``raw/percept``), then
-as it runs now (players publish ``raw/percept`` and ``raw/action`` for the recorder: the inputs of
-``replay --rerun world-model``); prints per player CPU ms per server second and per cycle, its
-ratio to the run without a recorder, the recorder's own CPU, and the bag's size. ``--exclude``
-defaults to what ``match --record`` leaves out (``recorder.COSTLY``). Run from the repo root with
-the venv active:
+not depend on keeping real time), run for ``--seconds`` of server time, interleaved, ``--repeat``
+times each: without a recorder (``off``); recorded as ``match --record`` does (``rebuilt``: the
+recorder builds the players' percept topics from their ``raw/percept`` and subscribes best effort
+to most of the rest); and recorded the old way (``subscribed``, ``robocup3d record --no-rebuild
+--reliable``: the recorder subscribes reliably to every topic, so the players build and send them
+all). Players publish ``raw/percept`` and ``raw/action`` in every kind (as under ``match --record``).
+Prints per player CPU ms per server second and per cycle, its ratio to ``off``, the recorder's own
+CPU, and the bag's size; the median run of each kind, and with ``--repeat`` > 1 every run's ms per
+cycle (the spread). ``--exclude`` defaults to what ``match --record`` leaves out
+(``recorder.COSTLY``). Run from the repo root with the venv active:
 
-    python bench/bench_record.py --players 2 --seconds 10 [--realtime]
+    python bench/bench_record.py --players 2 --seconds 20 --repeat 3 [--realtime]
 
 ``--realtime`` runs the server in real time instead: every kind then runs at 50 cycles a wall second,
 so a cost per wall second (a sync-mode server runs faster without a recorder than with one) weighs the
@@ -39,8 +42,9 @@ def run(
     record: bool,
     work: Path,
     exclude: list[str],
-    raw: bool = False,
+    rebuild: bool = True,
     realtime: bool = False,
+    reliable: bool = False,
 ) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
@@ -51,11 +55,13 @@ def run(
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
         if record:
-            recorder = start_recorder(work / 'bag', [TEAM], mport, work, env, exclude=exclude)
+            recorder = start_recorder(
+                work / 'bag', [TEAM], mport, work, env, exclude=exclude, rebuild=rebuild, reliable=reliable
+            )
         team = TeamConfig(
             'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
         )
-        runner = TeamRunner(team, work, env=env, extra_args=[] if raw else ['--no-raw'], clock_player=1)
+        runner = TeamRunner(team, work, env=env, clock_player=1)  # raw/percept and raw/action, as match --record
         runner.start(stagger=0.3)
         trainer.wait_for(lambda s: s.team_left == TEAM, 90.0)
         time.sleep(3.0)  # every player joined, the recorder found the topics
@@ -95,27 +101,34 @@ def main() -> None:
     p.add_argument('--repeat', type=int, default=1, help='runs of each kind, interleaved; the median is shown')
     p.add_argument('--realtime', action='store_true', help='the server in real time (default: sync mode)')
     args = p.parse_args()
-    kinds = (('off', False, False), ('no raw', True, False), ('raw', True, True))
+    kinds = (('off', False, True), ('rebuilt', True, True), ('subscribed', True, False))
     runs: dict[str, list[dict]] = {name: [] for name, _, _ in kinds}
     for _ in range(args.repeat):
-        for name, record, raw in kinds:
+        for name, record, rebuild in kinds:
             work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
-            runs[name].append(run(args.players, args.seconds, record, work, args.exclude, raw, args.realtime))
+            old = not rebuild  # the old way: subscribed, reliably, to everything
+            runs[name].append(
+                run(args.players, args.seconds, record, work, args.exclude, rebuild, args.realtime, reliable=old)
+            )
     rows = [(name, _median_run(runs[name])) for name, _, _ in kinds]
     base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])
     mode = 'real time' if args.realtime else 'sync mode'
     print(f'recorded topics: all but {" ".join(args.exclude) or "none"}; median of {args.repeat} run(s) each; {mode}')
     print(
-        f'{"recording":<10}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
+        f'{"recording":<11}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
         f'{"ms/cycle":>10}{"ratio":>7}{"recorder ms/s":>15}{"bag MB":>8}'
     )
     for name, r in rows:
         each = ' '.join(f'{c * 1000:.0f}' for c in r['players'])
         mean = sum(r['players']) / len(r['players'])
         print(
-            f'{name:<10}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}{mean / base:>7.2f}'
+            f'{name:<11}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}{mean / base:>7.2f}'
             f'{r["recorder"] * 1000:>15.0f}{r.get("bag_mb", 0.0):>8.2f}'
         )
+    if args.repeat > 1:
+        for name, _, _ in kinds:
+            each = ' '.join(f'{sum(r["players"]) / len(r["players"]) * 1000 / 50:.2f}' for r in runs[name])
+            print(f'{name:<11}every run, ms/cycle: {each}')
 
 
 def _median_run(runs: list[dict]) -> dict:

@@ -3,8 +3,10 @@
 Publishes (in the player's namespace): ``joint_states``, ``imu``,
 ``foot_contacts/<foot>`` (SimSpark), ``vision/objects``, ``vision/ball``,
 ``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
-``ground_truth/ball``, ``raw/percept``, ``raw/action``, ``/clock`` (if
-``publish_clock``) and ``/diagnostics`` once a second.
+``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``/clock`` (if
+``publish_clock``) and ``/diagnostics`` once a second. All but ``game_state``, ``/clock`` and
+``/diagnostics`` are built only while someone subscribes; the percept topics come from
+:class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder also uses.
 Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
 kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
 ``say`` (String).
@@ -38,6 +40,7 @@ from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
+from robocup3d_bridge.percept_topics import PerceptTopics
 from robocup3d_bridge.protocol import ActionError, JointCommand, make_protocol
 from robocup3d_description.body import body_for
 from robocup3d_description.robots import robot_spec
@@ -92,15 +95,11 @@ class BridgeNode(Node):
 
         self.robot = robot_spec(server, robot, robot_type)  # raises ValueError on a wrong config
         self.protocol = make_protocol(self.robot, self.team, self.unum)
-        self.torso_frame = f'{prefix}torso'
-        self.camera_frame = f'{prefix}camera'
-        self.foot_frames = {f: f'{prefix}{f}' for f in self.robot.feet}
         self._kp: dict[str, float] = {}
         self._kd: dict[str, float] = {}
         self._last_game: tuple | None = None
-        self._js: JointState | None = None  # reused every cycle
-        self._imu: Imu | None = None
         self._game_age = 0
+        self.topics = PerceptTopics(self.robot, prefix)
 
         self.pub_joints = self.create_publisher(JointState, 'joint_states', 1)
         self.pub_imu = self.create_publisher(Imu, 'imu', 10)  # integrators downstream want every one
@@ -111,9 +110,20 @@ class BridgeNode(Node):
         self.pub_hear = self.create_publisher(String, 'hear', 10)
         self.pub_gt = self.create_publisher(PoseStamped, 'ground_truth/pose', 1)
         self.pub_gt_ball = self.create_publisher(PointStamped, 'ground_truth/ball', 1)
-        # raw streams are for recording: a deeper queue, so a busy recorder loses none
-        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 50)
-        self.pub_raw_out = self.create_publisher(String, 'raw/action', 50)
+        # raw streams are for recording: a deeper queue, so a busy recorder loses none. Without them
+        # (publish_raw false) there is no such topic: a recorder then subscribes to the percept topics
+        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 50) if self.publish_raw else None
+        self.pub_raw_out = self.create_publisher(String, 'raw/action', 50) if self.publish_raw else None
+        self._percept_pubs = {
+            'joint_states': self.pub_joints,
+            'imu': self.pub_imu,
+            **{f'foot_contacts/{f}': pub for f, pub in self.pub_feet.items()},
+            'vision/objects': self.pub_vision,
+            'vision/ball': self.pub_ball,
+            'ground_truth/pose': self.pub_gt,
+            'ground_truth/ball': self.pub_gt_ball,
+            'hear': self.pub_hear,
+        }
         self.pub_clock = self.create_publisher(Clock, '/clock', 1) if self.publish_clock else None
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 1)
         self.pub_description = self.create_publisher(String, 'robot_description', LATCHED)
@@ -228,38 +238,16 @@ class BridgeNode(Node):
         self.loop.report(f'callback:{where}', f'{what} ({name})', repr(exc)[:200], error=True)
 
     def _publish(self, p: Percept, raw: str) -> None:
-        t = p.time if p.time is not None else 0.0
-        stamp = conv.stamp_from_seconds(t)
-        wanted = _has_subscribers
         if self.pub_clock is not None:
-            self.pub_clock.publish(Clock(clock=stamp))
+            t = p.time if p.time is not None else 0.0
+            self.pub_clock.publish(Clock(clock=conv.stamp_from_seconds(t)))
         # Topics are built only when someone listens (with motion and world model in this process
-        # nobody does: they take the percept itself).
-        if p.joint_positions and wanted(self.pub_joints):
-            self._js = conv.joint_state_msg(p, stamp, self.robot.joint_names, self._js)
-            self.pub_joints.publish(self._js)
-        if (p.gyro is not None or p.accel is not None) and wanted(self.pub_imu):
-            self._imu = conv.imu_msg(p, stamp, self.torso_frame, self._imu)
-            self.pub_imu.publish(self._imu)
-        for foot, pub in self.pub_feet.items():
-            if wanted(pub):
-                pub.publish(conv.wrench_msg(p.forces.get(foot), stamp, self.foot_frames[foot]))
-        v = p.vision
-        if v is not None:
-            if wanted(self.pub_vision):
-                self.pub_vision.publish(conv.vision_markers(v, stamp, self.camera_frame))
-            if v.ball is not None and wanted(self.pub_ball):
-                self.pub_ball.publish(conv.ball_point(v, stamp, self.camera_frame))
-            if v.ball_position is not None and wanted(self.pub_gt_ball):
-                self.pub_gt_ball.publish(conv.ground_truth_ball(p, stamp, self.protocol.side.value))
-        if wanted(self.pub_gt):
-            gt = conv.ground_truth_pose(p, stamp, self.protocol.side.value)
-            if gt is not None:
-                self.pub_gt.publish(gt)
-        for msg in conv.hear_msgs(p):
-            self.pub_hear.publish(msg)
+        # nobody does: they take the percept itself; a recorder rebuilds them from raw/percept).
+        pubs = self._percept_pubs
+        for topic, msg in self.topics.messages(p, self.protocol.side.value, lambda t: _has_subscribers(pubs[t])):
+            pubs[topic].publish(msg)
         self._maybe_publish_game(p)
-        if self.publish_raw and wanted(self.pub_raw_in):
+        if self.pub_raw_in is not None and _has_subscribers(self.pub_raw_in):
             self.pub_raw_in.publish(String(data=raw))
 
     def _maybe_publish_game(self, p: Percept) -> None:

@@ -151,7 +151,8 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument(
         '--record-all',
         action='store_true',
-        help='record also the topics players build only for a subscriber (vision/objects, markers, ground_truth)',
+        help='record also what recorder.COSTLY leaves out: joint_commands, ball/stop (which the players build for '
+        'the recorder), vision/objects, world_model/markers, ground_truth/* (large)',
     )
     return p
 

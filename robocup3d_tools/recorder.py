@@ -1,9 +1,14 @@
 """``robocup3d record``: write a running team's topics, the server's ground truth and TF into a rosbag2 bag (MCAP).
 
-One process of its own: a node that subscribes (serialized, no decoding) to every topic under the
+One process of its own: a node that subscribes (serialized, no decoding) to the topics under the
 given team namespaces plus ``/clock`` and ``/diagnostics``, as they appear, and a monitor connection
 of its own to the server (RCSSServerMJ and rcssserver3d both take several monitors) for the ground
-truth; ``--server auto`` tells them apart by the first monitor message. The bag is written with PyPI
+truth; ``--server auto`` tells them apart by the first monitor message. A player's percept topics
+(``joint_states``, ``imu``, ``vision/*``, ``ground_truth/*``, ``foot_contacts/*``, ``hear``: what its
+bridge makes from the server's message alone) are not subscribed to: the recorder builds them from the
+player's ``raw/percept`` with the bridge's own code (:mod:`robocup3d_tools.percept_rebuild`), so that the
+player builds and sends nothing for them (issue #23). A player without ``raw/percept`` (``--no-raw``),
+or ``--no-rebuild``, is subscribed to as before. The bag is written with PyPI
 ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
 Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
 rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
@@ -48,7 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
+from robocup3d_bridge.percept_topics import PERCEPT_TOPICS
 from robocup3d_tools.odom_frames import OdomFrames
+from robocup3d_tools.percept_rebuild import PerceptRebuild
 
 __all__ = ['main', 'record_command', 'start_recorder']
 
@@ -63,22 +70,45 @@ def record_command(
     host: str = '127.0.0.1',
     exclude: list[str] | None = None,
     server: str = 'auto',
+    rebuild: bool = True,
+    reliable: bool = False,
 ) -> list[str]:
-    """The command line that starts a recorder process (for ``match --record`` and ``team --record``)."""
+    """The command line that starts a recorder process (for ``match --record`` and ``team --record``).
+
+    ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
+    ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
+    """
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
     cmd += ['--server', server]
     cmd += ['--teams', *teams]
     if exclude:
         cmd += ['--exclude', *exclude]
+    if not rebuild:
+        cmd += ['--no-rebuild']
+    if reliable:
+        cmd += ['--reliable']
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
 
 
-#: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``: the players build
-#: them only for a subscriber, and recording them raised a player's CPU by 70 % (bench/bench_record.py)
 DESCRIPTION_WAIT = 100  # joint states (2 s) a Nao's link TF waits for its robot_description
-COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*')
+
+#: Topics ``match --record`` and ``team --record`` leave out unless ``--record-all``. The players build
+#: ``joint_commands`` and ``ball/stop`` only for a subscriber, a message a cycle each (bench/bench_record.py),
+#: and the bag has them in other words: ``raw/action`` is the same command as the server got, ``ball/stop``
+#: follows from ``ball``. The others cost the players nothing now (the recorder rebuilds them from
+#: ``raw/percept``) but the bag much room: the camera's markers, the world model's markers, and the
+#: ground truth, which the monitor gives anyway (``/truth/*``)
+COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_commands', 'ball/stop')
+
+
+#: Topics in a player's namespace the recorder subscribes to reliably even without ``--reliable``: the
+#: inputs of ``replay --rerun world-model`` (and of the rebuilt percept topics), which needs every one.
+#: The others (not latched) are subscribed best effort: a reliable reader doubles what a message costs the
+#: player to send (the acknowledgements), and none is sent again anyway once its publisher's queue of 1
+#: to 10 moved on.
+RELIABLE_TOPICS = ('raw/percept', 'odom')
 
 
 def start_recorder(
@@ -90,11 +120,15 @@ def start_recorder(
     robot: str = 'auto',
     exclude: list[str] | None = None,
     server: str = 'auto',
+    rebuild: bool = True,
+    reliable: bool = False,
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
     ``exclude``: topics not to record (default :data:`COSTLY`; ``[]`` records everything).
     ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first monitor message).
+    ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
+    ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -104,7 +138,14 @@ def start_recorder(
     with open(log_dir / 'recorder.log', 'ab') as log:
         return subprocess.Popen(
             record_command(
-                out, teams, monitor_port, robot, exclude=list(COSTLY) if exclude is None else exclude, server=server
+                out,
+                teams,
+                monitor_port,
+                robot,
+                exclude=list(COSTLY) if exclude is None else exclude,
+                server=server,
+                rebuild=rebuild,
+                reliable=reliable,
             ),
             env=env,
             stdout=log,
@@ -171,11 +212,33 @@ class _Messages:
             self.t['tf2_msgs/msg/TFMessage'](transforms=transforms), 'tf2_msgs/msg/TFMessage'
         )
 
+    def cdr_of(self, msg: object) -> tuple[str, bytes]:
+        """An rclpy message's type name and CDR bytes, as a subscription receives them.
+
+        ``rclpy.serialization.serialize_message`` returns rmw's estimated size, which can run past the
+        message's end, and leaves the alignment padding as it found the memory: the message is decoded
+        and encoded again by rosbags (zero padding, its true length).
+        """
+        from rclpy.serialization import serialize_message  # noqa: PLC0415
+
+        cls = type(msg)
+        msgtype = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
+        data = serialize_message(msg)
+        msgdef = self.store.get_msgdef(msgtype)
+        decode = msgdef.deserialize_cdr_le if data[1] else msgdef.deserialize_cdr_be
+        decoded, _ = decode(data[4:], 0, msgdef.cls, self.store)
+        return msgtype, bytes(self.store.serialize_cdr(decoded, msgtype))
+
     def joint_state(self, data: bytes) -> object:
         return self.store.deserialize_cdr(bytes(data), 'sensor_msgs/msg/JointState')
 
     def odometry(self, data: bytes) -> object:
         return self.store.deserialize_cdr(bytes(data), 'nav_msgs/msg/Odometry')
+
+
+def _is_percept_topic(rest: str) -> bool:
+    """Whether ``rest`` (a topic in a player's namespace) is one its bridge makes from the percept alone."""
+    return any(fnmatch.fnmatchcase(rest, pattern) for pattern in PERCEPT_TOPICS)
 
 
 def _header_ns(data: bytes) -> int | None:
@@ -224,6 +287,9 @@ class Recorder:
         self._bodies: dict[str, object] = {}
         self._undescribed: dict[str, int] = {}  # joint states seen before a robot_description
         self._subs: dict[str, object] = {}
+        # players whose percept topics are rebuilt here from their raw/percept (namespace -> PerceptRebuild)
+        self._rebuilds: dict[str, PerceptRebuild] = {}
+        self._exclusions: dict[str, bool] = {}  # topic in a player's namespace -> excluded
         self.odom = OdomFrames()
         self.received = 0  # messages taken from the subscriptions
         self.dump = open(args.dump_monitor, 'w', encoding='ascii') if args.dump_monitor else None
@@ -270,14 +336,39 @@ class Recorder:
                 rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
                 if self.writer is None:  # TF only: what it is made of, nothing the players build for us alone
                     return rest in ('joint_states', 'odom', 'game_state')
-                return not any(fnmatch.fnmatchcase(rest, pattern) for pattern in self.args.exclude)
+                return not self._excluded(rest)
         return topic in _EXTRA_TOPICS
+
+    def _excluded(self, rest: str) -> bool:
+        """Whether the topic ``rest`` of a player's namespace is left out of the bag (``--exclude``)."""
+        out = self._exclusions.get(rest)
+        if out is None:
+            out = self._exclusions[rest] = any(fnmatch.fnmatchcase(rest, p) for p in self.args.exclude)
+        return out
+
+    def _rebuilt(self, topic: str) -> tuple[PerceptRebuild | None, str]:
+        """The rebuild of the player ``topic`` belongs to, if one is under way, and the topic in its namespace."""
+        parts = topic.split('/', 3)  # '', team, player, the rest
+        if len(parts) < 4 or not self._rebuilds:
+            return None, ''
+        return self._rebuilds.get(f'/{parts[1]}/{parts[2]}'), parts[3]
 
     def discover(self) -> None:
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
 
-        for topic, types in self.node.get_topic_names_and_types():
-            if topic in self._subs or not self._wanted(topic) or not types:
+        topics = self.node.get_topic_names_and_types()
+        if self.args.rebuild and self.writer is not None:
+            self._find_rebuilds([topic for topic, _ in topics])
+        for topic, types in topics:
+            if topic in self._subs or not types:
+                continue
+            rebuild, rest = self._rebuilt(topic)
+            if rebuild is not None:
+                if _is_percept_topic(rest):
+                    continue  # built here from raw/percept
+                if rest != 'raw/percept' and not self._wanted(topic):
+                    continue
+            elif not self._wanted(topic):
                 continue
             msgtype = types[0]
             try:
@@ -292,8 +383,13 @@ class Recorder:
                 self._subs[topic] = None
                 continue
             pubs = self.node.get_publishers_info_by_topic(topic)
-            best_effort = any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for p in pubs)
             latched = pubs and all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in pubs)
+            # a reliable reader costs the publisher twice a best-effort one's CPU per message (its
+            # acknowledgements): best effort but where every message counts (latched, RELIABLE_TOPICS, and
+            # /diagnostics, once a second)
+            every = topic == '/diagnostics' or topic.split('/', 3)[-1] in RELIABLE_TOPICS
+            best_effort = not (latched or every or self.args.reliable)
+            best_effort = best_effort or any(p.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT for p in pubs)
             qos = QoSProfile(
                 depth=200,
                 reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
@@ -303,8 +399,56 @@ class Recorder:
                 cls, topic, lambda data, t=topic, m=msgtype: self._on_message(t, m, data), qos, raw=True
             )
 
+    def _find_rebuilds(self, topics: list[str]) -> None:
+        """Start rebuilding the percept topics of every player of our teams that publishes ``raw/percept``.
+
+        Its own subscriptions to those topics, made before its ``raw/percept`` was seen, end here.
+        """
+        for topic in topics:
+            if not topic.endswith('/raw/percept') or topic.count('/') != 4:
+                continue
+            namespace = topic[: -len('/raw/percept')]
+            if namespace in self._rebuilds or not any(namespace.startswith(f'/{t}/') for t in self.teams):
+                continue
+            self._rebuilds[namespace] = PerceptRebuild(namespace, self.args.robot)
+            print(f'record: {namespace}: percept topics rebuilt from raw/percept', file=sys.stderr, flush=True)
+            for old in [t for t in self._subs if t.startswith(f'{namespace}/')]:
+                if _is_percept_topic(old[len(namespace) + 1 :]):
+                    sub = self._subs.pop(old)
+                    if sub is not None:
+                        self.node.destroy_subscription(sub)
+
     def _on_message(self, topic: str, msgtype: str, data: bytes) -> None:
         self.received += 1
+        rebuild, rest = self._rebuilt(topic)
+        if rebuild is not None:
+            if _is_percept_topic(rest):
+                return  # from a subscription made before the rebuild began, still queued: built here
+            if rest == 'raw/percept':
+                self._rebuild(rebuild, data)
+                if not self._excluded(rest):
+                    self._take(topic, msgtype, data)
+                return
+            if rest == 'game_state':
+                self._game_side(rebuild, data)
+        self._take(topic, msgtype, data)
+
+    def _rebuild(self, rebuild: PerceptRebuild, data: bytes) -> None:
+        """Write the percept topics the player's bridge would have published for this ``raw/percept``."""
+        raw = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data
+        for rest, msg in rebuild.messages(raw, lambda t: not self._excluded(t)):
+            self._take(f'{rebuild.namespace}/{rest}', *self.msgs.cdr_of(msg))
+
+    def _game_side(self, rebuild: PerceptRebuild, data: bytes) -> None:
+        """The side a player's ``game_state`` names, for its rebuilt ground truth (rcssserver3d names it once)."""
+        try:
+            state = json.loads(self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
+            rebuild.take_side(state['side'])
+        except (ValueError, TypeError, KeyError, AttributeError):
+            pass
+
+    def _take(self, topic: str, msgtype: str, data: bytes) -> None:
+        """One message of a player topic (received, or rebuilt), ``/clock`` or ``/diagnostics`` into the bag."""
         if topic == '/clock':
             ns = _header_ns(data)
             if ns is not None:
@@ -582,6 +726,19 @@ def record_parser() -> argparse.ArgumentParser:
         default=[],
         metavar='PATTERN',
         help='topics in a player\'s namespace not to record (shell patterns: "vision/objects" "world_model/*")',
+    )
+    p.add_argument(
+        '--no-rebuild',
+        dest='rebuild',
+        action='store_false',
+        help="subscribe to the players' percept topics (joint_states, imu, vision/*, ...) instead of rebuilding "
+        'them from raw/percept: the old way, which makes every player build and send them',
+    )
+    p.add_argument(
+        '--reliable',
+        action='store_true',
+        help='subscribe reliably to every topic (default: best effort but for latched topics and '
+        'raw/percept, odom: what a reliable reader costs the players)',
     )
     p.add_argument('--dump-monitor', metavar='FILE', default=None, help='also write the monitor messages, one a line')
     p.add_argument('--duration', type=float, default=0.0, help='stop after this many wall seconds (0: at SIGINT)')

@@ -106,7 +106,8 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             teams = [ours.team, args.teams[1]]
             recorder = start_recorder(Path(args.record), teams, mport, run_dir, env, exclude=exclude, server='simspark')
             log(f'recording into {args.record} (pid {recorder.pid})')
-        raw = [] if args.record else ['--no-raw']  # a recorded match keeps the percepts (replay --rerun)
+        # recorded: the players publish raw/percept, from which the recorder builds their percept topics
+        raw = [] if args.record else ['--no-raw']
         runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1)
         runner.start(stagger=0.2)
         runners.append(runner)
