@@ -38,7 +38,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.body import Body
 from robocup3d_description.kinematics import UnreachableError, legs_ik
 
-__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'top_vx', 'walk_params', 'walk_sets']
+__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'stop_speed', 'top_vx', 'walk_params', 'walk_sets']
 
 G = 9.81
 START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
@@ -108,19 +108,26 @@ class WalkParams:
     # How much of the turn that only holds the heading (heading_gain) counts as a turn for the blend
     # (1: all of it; 0: none, so short steps do not waver between the gaits; see config/walk.yaml).
     boost_hold: float = 1.0
+    # A fast part's brake (m/s², 0: none): while a step is under way in the fast gait (blended towards it at
+    # all), the forward speed falls no faster than this per second. A fast part's accel_x, searched on
+    # launches from standstill, applies per step of its much shorter steps: from the Nao sprints a stop at it
+    # fell every time (see config/walk.yaml). Read from the fast part only (not blended).
+    brake: float = 0.0
     fast: WalkParams | None = None
 
 
 ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
 
 
-def walk_params(section: Mapping | None, base: WalkParams | None = None) -> WalkParams:
-    """A parameter set from a YAML mapping (angles in degrees) over ``base``."""
+def walk_params(section: Mapping | None, base: WalkParams | None = None, fast_part: bool = False) -> WalkParams:
+    """A parameter set from a YAML mapping (angles in degrees) over ``base`` (``fast_part``: a set's ``fast``)."""
     base = base or WalkParams()
     if not section:
         return base
     if not isinstance(section, Mapping):
         raise ConfigError('a walk parameter set must be a mapping of name: value')
+    if 'brake' in section and not fast_part:
+        raise ConfigError('brake is a fast part value: give it in "fast"')
     known = {f.name for f in fields(WalkParams)}
     unknown = sorted(set(section) - known)
     if unknown:
@@ -137,6 +144,8 @@ def walk_params(section: Mapping | None, base: WalkParams | None = None) -> Walk
         raise ConfigError('walk: period > 0.04 s, com_height > 0 and 0 <= double_support < 0.8 are required')
     if params.combo_power <= 0.0:
         raise ConfigError('walk: combo_power must be > 0')
+    if params.brake < 0.0:
+        raise ConfigError('walk: brake must be >= 0 (m/s², 0: none)')
     fast = section.get('fast')
     if fast is not None:
         if isinstance(fast, Mapping) and 'leg_speed' in fast:
@@ -144,7 +153,7 @@ def walk_params(section: Mapping | None, base: WalkParams | None = None) -> Walk
         if params.boost_to <= params.boost_from:
             raise ConfigError('walk: a set with a "fast" part needs boost_to > boost_from (m/s)')
         try:
-            params = replace(params, fast=walk_params(fast, replace(params, fast=None)))
+            params = replace(params, fast=walk_params(fast, replace(params, fast=None), fast_part=True))
         except ConfigError as exc:
             raise ConfigError(f'fast: {exc}') from None
     return params
@@ -175,6 +184,21 @@ def top_vx(p: WalkParams, vy: float = 0.0, wz: float = 0.0) -> float:
     if p.fast is None or p.fast.max_vx == p.max_vx:
         return p.max_vx
     return p.max_vx + _straight(p, vy, wz) * (p.fast.max_vx - p.max_vx)
+
+
+def stop_speed(p: WalkParams, dist: float) -> float:
+    """The highest forward speed (m/s) from which the walk stops within ``dist`` m: at the set's ``accel_x``
+    per step, and above ``boost_from`` (in the fast gait) at its fast part's ``brake`` when that is gentler."""
+    dist = max(0.0, dist)
+    slow = p.accel_x / max(p.period, 1e-3)  # m/s²
+    brake = p.fast.brake if p.fast is not None and p.fast.brake > 0.0 else slow
+    if brake >= slow:
+        return math.sqrt(2.0 * slow * dist)
+    v0 = max(0.0, p.boost_from)  # below it the steps are the set's own
+    d0 = v0 * v0 / (2.0 * slow)
+    if dist <= d0:
+        return math.sqrt(2.0 * slow * dist)
+    return math.sqrt(v0 * v0 + 2.0 * brake * (dist - d0))
 
 
 def _straight(p: WalkParams, vy: float, wz: float) -> float:
@@ -321,6 +345,9 @@ class WalkEngine:
         self._launch = (self._launch or not self.walking) and cx > sx and cy == 0.0 and self.command[2] == 0.0
         if self._launch and a.launch_x > ax:
             ax = a.launch_x
+        fast = p.fast
+        if fast is not None and fast.brake > 0.0 and a is not p and cx < sx and sx > 0.0:
+            ax = min(ax, fast.brake * a.period)  # slowing down in the fast gait: at its brake
         sx += _limit(cx - sx, -ax, ax)
         sy += _limit(cy - sy, -a.accel_y, a.accel_y)
         sw += _limit(cw - sw, -a.accel_w, a.accel_w)

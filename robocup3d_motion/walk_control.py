@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from robocup3d_motion.walk import WalkParams, top_vx
+from robocup3d_motion.walk import WalkParams, stop_speed, top_vx
 
 __all__ = ['WalkCommander']
 
@@ -91,8 +91,9 @@ class WalkCommander:
             self.stop()
             return (0.0, 0.0, 0.0)
         k = self.gain
-        # no faster than the walk can brake to a stop at the target (it slows by accel_x per step)
-        brake = math.sqrt(2.0 * params.accel_x / max(params.period, 1e-3) * max(0.0, dist - self.reach))
+        # no faster than the walk can brake to a stop at the target (it slows by accel_x per step, and in
+        # a fast gait no faster than its brake)
+        brake = stop_speed(params, dist - self.reach)
         # far, or behind a robot that cannot step backwards: face the target and walk at it
         if dist > self.near or (self.turn_round and x < -BEHIND and params.min_vx >= 0.0):
             bearing = math.atan2(y, x)

@@ -56,6 +56,7 @@ def place_ball(s: SimSession, x: float, y: float) -> None:
 def run_request(s: SimSession, request: MotionRequest, seconds: float) -> BallRun:
     """Send ``request`` and follow it for up to ``seconds`` of server time, or until its task is over."""
     assert s.ball is not None, 'place the ball first'
+    s.catch_up()  # counted from the server's time (rcssserver3d: the monitor stream may lag it)
     run = BallRun(request=request.model_dump(), ball_start=(s.ball[0], s.ball[1]))
     s.request(request.to_text())
     start, fallen = s.cycles, False
@@ -73,6 +74,7 @@ def run_request(s: SimSession, request: MotionRequest, seconds: float) -> BallRu
         if mine and phase in ('done', 'failed', 'cancelled'):
             run.reason = task.get('reason', '')
             break
+    s.catch_up()  # the ball and the clock as the server has them now, not as a lagging monitor stream had them
     run.phase = phase
     run.seconds = (s.cycles - start) * CYCLE
     if s.ball is not None:

@@ -47,6 +47,9 @@ __all__ = ['Pose', 'SimSession', 'yaw_of']
 
 REPO = Path(__file__).resolve().parents[1]
 CYCLE = 0.02  # s of server time per agent cycle
+#: wall s between two sends of a drive's command while it waits for the next pose (rcssserver3d's full
+#: scenes come as far apart as the monitor stream lags: a command per scene could lapse, cmd_timeout)
+RESEND_S = 0.01
 SERVERS = ('mujoco', 'simspark')
 #: torso height (m) at which the trainer puts a robot on its feet
 PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
@@ -116,6 +119,7 @@ class SimSession:
         self.strategy: dict = {}  # the player's strategy_state, when it plays
         self._game_time: float | None = None  # simspark: last game time seen
         self._truth_pending = False
+        self._scenes = 0  # simspark: full scenes received so far
         self.ball: tuple[float, float, float] | None = None  # simspark: ball position (m) in the last full scene
         self.ball_t = 0.0  # its server time (s, as Pose.t)
 
@@ -243,6 +247,7 @@ class SimSession:
                 self._game_time = gt
             if self._truth_pending and b'(RSG ' in msg[:4000]:
                 self._truth_pending = False
+                self._scenes += 1
                 torso = simspark_torso_poses(msg).get(('Left', self.unum))
                 ball = simspark_ball(msg)
                 if ball is not None:
@@ -286,6 +291,20 @@ class SimSession:
         if what:
             raise TimeoutError(f'{what} (logs in {self.log_dir})')
         return False
+
+    def catch_up(self, timeout: float = 60.0) -> None:
+        """rcssserver3d: wait for a full scene the server made after this call.
+
+        The monitor stream lags the server when this process falls behind (a loaded machine; the
+        server in sync mode runs on at the player's pace): until then the clock (``cycles``), ``pose``
+        and ``ball`` are as they were that long ago, while ``state`` (DDS) is current. After it they are
+        at least as new as the call. RCSSServerMJ: nothing to do.
+        """
+        if not self.simspark:
+            return
+        # a request already out may have been sent before this call: its answer does not count
+        goal = self._scenes + (2 if self._truth_pending else 1)
+        self.spin_until(lambda: self._scenes >= goal, timeout, 'no full scene from the monitor stream')
 
     def wait_cycles(self, n: int) -> None:
         """Wait for ``n`` server cycles, whatever the pace."""
@@ -389,16 +408,32 @@ class SimSession:
         Returns the ground-truth trajectory from the first command on (``drive_started``, s);
         stops early when the torso's z axis tips below ``fallen_up`` (a fall). RCSSServerMJ
         sends a pose every cycle; rcssserver3d's poses (full scenes on request) lag its clock,
-        flat out by up to 0.7 s, so the commands go on until a pose from ``seconds`` on arrives.
+        flat out by up to 0.7 s (more on a loaded machine), so the drive starts on a caught-up
+        clock (:meth:`catch_up`), sends the command again every ``RESEND_S`` wall s between poses,
+        and goes on until a pose from ``seconds`` on arrives.
         """
         trajectory: list[Pose] = []
+        self.catch_up()  # the first command's time is the server's, not a lagging stream's
         start = self.cycles
         self.drive_started = start * CYCLE
         while not trajectory or trajectory[-1].t - self.drive_started < seconds - 1e-9:
             t = (self.cycles - start) * CYCLE
             self.velocity(*command(t))
+            sent = time.monotonic()
             seq = self.pose_seq
-            self.spin_until(lambda seq=seq: self.pose_seq > seq, 60.0, 'pose stream stopped')
+
+            def posed(seq: int = seq) -> bool:
+                # the command again every RESEND_S while the next pose is on its way: it stays in force
+                # however far apart the full scenes come (a lapse stops a sprint, and a stop is no sprint)
+                nonlocal sent
+                if self.pose_seq > seq:
+                    return True
+                if time.monotonic() - sent >= RESEND_S:
+                    self.velocity(*command((self.cycles - start) * CYCLE))
+                    sent = time.monotonic()
+                return False
+
+            self.spin_until(posed, 60.0, 'pose stream stopped')
             assert self.pose is not None
             if self.pose.t <= self.drive_started:  # seen before the first command
                 continue

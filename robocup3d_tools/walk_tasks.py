@@ -11,7 +11,10 @@ and measures what the robot really did (the torso's ground truth from the server
   the robot is put upright again and the course goes on; reports falls per 100 m;
 * ``starts``: walk starts from a fresh stand, as fast as the set allows, forward, to each side and
   turning each way, ``seconds`` each, after a seeded wait of 0.5-1.5 s (a stand that rocks
-  shows up as falls); every start is a new one: the robot is put upright before each.
+  shows up as falls); every start is a new one: the robot is put upright before each;
+* ``stops``: five stops from walking flat out straight ahead: ``seconds`` of it (plus 0-0.4 s, so the
+  stops come at different phases of the step), then ``cmd_vel`` 0 for 4 s; the robot is put upright
+  before each; ``extra['run_on']`` is how far it went on after each stop command.
 
 ``python -m robocup3d_tools.walk_tasks --robot T1 --task forward --speed 0.6`` (or
 ``--server simspark --type 0`` for a Nao on rcssserver3d) prints the result as JSON (the
@@ -91,6 +94,8 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
     """Run one task (see the module doc) from an upright start; ``speed`` 0 means the set's maximum."""
     if task == 'starts':  # puts the robot upright before each start itself
         return _starts(session, seconds, seed)
+    if task == 'stops':
+        return _stops(session, seconds)
     session.place(*START)
     assert session.pose is not None
     start = session.pose
@@ -203,7 +208,29 @@ def _starts(session: SimSession, seconds: float, seed: int) -> TaskResult:
     return TaskResult('starts', walked, len(fell), 0.0, 0.0, turned, path, {'end': asdict(session.pose), 'fell': fell})
 
 
-TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts')
+STOP_WATCH_S = 4.0  # s watched after each stop command
+
+
+def _stops(session: SimSession, seconds: float, n: int = 5) -> TaskResult:
+    """Five stops from flat out straight ahead (see the module doc); falls counted, run-on in ``extra``."""
+    falls, walked, path, run_on = 0, 0.0, 0.0, []
+    for k in range(n):
+        session.place(*START)
+        origin = session.pose
+        assert origin is not None
+        traj = session.drive(seconds + 0.1 * k, _constant((10.0, 0.0, 0.0)))
+        started = session.drive_started
+        if traj and traj[-1].up >= 0.5:
+            at = traj[-1]
+            traj += session.drive(STOP_WATCH_S, _constant((0.0, 0.0, 0.0)))
+            c, s = math.cos(at.yaw), math.sin(at.yaw)
+            run_on.append(round(c * (traj[-1].x - at.x) + s * (traj[-1].y - at.y), 3))
+        m = _measure('stops', traj, _at_rest(origin, started), bool(traj) and traj[-1].up < 0.5)
+        falls, walked, path = falls + m.falls, walked + m.seconds, path + m.path
+    return TaskResult('stops', walked, falls, 0.0, 0.0, 0.0, path, {'end': asdict(session.pose), 'run_on': run_on})
+
+
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,15 @@ from robocup3d_description.body import body_for
 from robocup3d_description.kinematics import foot_pose
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.motion_node import MotionCore
-from robocup3d_motion.walk import WalkEngine, WalkParams, boost_weight, top_vx, walk_params, walk_sets
+from robocup3d_motion.walk import (
+    WalkEngine,
+    WalkParams,
+    boost_weight,
+    stop_speed,
+    top_vx,
+    walk_params,
+    walk_sets,
+)
 from robocup3d_motion.walk_control import WalkCommander
 
 DT = 0.02
@@ -268,6 +276,48 @@ def test_a_launch_from_rest_straight_ahead_speeds_up_faster_until_the_command_tu
     # the step under way limits the change: a fast part launches on more gently (half blended at 0.3 m/s)
     boosted = replace(p, boost_from=0.2, boost_to=0.4, fast=replace(p, launch_x=0.05))
     assert speeds([(0.6, 0.0, 0.0)] * 4, boosted) == [0.15, 0.3, 0.4, 0.45]
+
+
+def test_slowing_down_in_a_fast_gait_goes_no_faster_than_its_brake() -> None:
+    """A fast part's ``brake`` (m/s²) limits how fast the forward speed falls while a step is in the
+    fast gait; below ``boost_from`` (the set's own steps) and speeding up, accel_x rules as before."""
+    p = replace(_sets('T1')['positioning'], accel_x=0.2, max_vx=0.6, combo_limit=0.0, boost_from=0.1, boost_to=0.2)
+    fast = replace(p, period=0.1, max_vx=0.6)
+
+    def speeds(commands: list[float], params: WalkParams) -> list[float]:
+        eng = WalkEngine(body_for('T1'), params)
+        eng.blend = 1.0
+        out = []
+        for vx in commands:
+            eng.set_command(vx, 0.0, 0.0)
+            steps = eng.steps
+            for _ in range(50):  # to the next step (none once it has come to rest)
+                eng.step(DT)
+                if eng.steps != steps:
+                    break
+            out.append(round(eng.speed[0], 6))
+        return out
+
+    up, down = [0.6] * 3, [0.0] * 6
+    assert speeds(up + down, replace(p, fast=fast)) == [0.2, 0.4, 0.6, 0.4, 0.2, 0.0, 0.0, 0.0, 0.0]
+    braked = speeds(up + down, replace(p, fast=replace(fast, brake=1.0)))  # 0.1 m/s a step of 0.1 s
+    assert braked == [0.2, 0.4, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0]  # at 0.1: out of the fast gait, accel_x
+    assert speeds([0.3, 0.0], replace(p, fast=replace(fast, brake=1.0))) == [0.2, 0.1]  # from 0.2 (fast) at brake
+
+
+def test_brake_is_a_fast_part_value_and_the_commander_plans_its_stops_with_it() -> None:
+    with pytest.raises(ConfigError, match='brake'):
+        walk_params({'brake': 0.5})
+    with pytest.raises(ConfigError, match='brake'):
+        walk_params({'boost_from': 0.1, 'boost_to': 0.2, 'fast': {'brake': -1.0}})
+    p = walk_params({'period': 0.2, 'accel_x': 0.2, 'boost_from': 0.1, 'boost_to': 0.2, 'fast': {'brake': 0.25}})
+    assert p.brake == 0.0 and p.fast is not None and p.fast.brake == 0.25
+    # the set slows at 1 m/s² (0.2 m/s a step of 0.2 s): from 0.1 m/s in 5 mm; above it at 0.25 m/s²
+    assert stop_speed(p, 0.005) == pytest.approx(0.1)
+    assert stop_speed(p, 0.005 + (0.5**2 - 0.1**2) / 0.5) == pytest.approx(0.5)
+    no_brake = replace(p, fast=replace(p.fast, brake=0.0))
+    assert stop_speed(no_brake, 0.125) == pytest.approx(0.5)  # as before: the set's accel_x per step
+    assert stop_speed(p, -1.0) == 0.0
 
 
 def test_odometry_counts_backward_steps_at_their_own_scale() -> None:
