@@ -15,7 +15,8 @@ each ``vision/objects`` message is fused as soon as it arrives.
 With ``local`` (a player process that holds bridge and motion node too), the bridge hands
 each cycle's percept over directly (:meth:`WorldModelNode.step_percept`) and the walk's
 velocity is read from the motion node: every cycle in order, none lost or late however
-busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are not read.
+busy the machine; ``joint_states``, ``imu``, ``vision/objects``, ``odom`` and ``hear`` are not read
+(what was heard comes with the percept: no executor callback per heard message).
 Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
 topics are then built only while someone else subscribes to them (a recorder, rviz, a test).
@@ -107,8 +108,10 @@ class WorldModelNode(Node):
             self.create_subscription(Imu, 'imu', self._on_imu, 50)
             self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
             self.create_subscription(Odometry, 'odom', self._on_odom, 50)
+            # local: what the server let us hear comes with each cycle's percept (step_percept), not as one
+            # ``hear`` message per teammate's say through DDS and this process's executor
+            self.create_subscription(String, 'hear', self._on_hear, 10)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
-        self.create_subscription(String, 'hear', self._on_hear, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
@@ -179,12 +182,16 @@ class WorldModelNode(Node):
         self.feed.on_walk(seconds_from_stamp(msg.header.stamp), v.x, v.y, w.z)
 
     def step_percept(self, p: Percept) -> None:
-        """One server cycle, handed over by the bridge of this process (``local``)."""
-        if p.time is None:
-            return
-        if self.walk_velocity is not None:
-            self.feed.on_walk(p.time, *self.walk_velocity())
-        self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
+        """One server cycle, handed over by the bridge of this process (``local``): the update, then what was
+        heard in it (taken in for the next update, as the ``hear`` topic's messages would be)."""
+        if p.time is not None:
+            if self.walk_velocity is not None:
+                self.feed.on_walk(p.time, *self.walk_velocity())
+            self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
+        for h in p.hear:
+            self.feed.on_hear(
+                {'team': h.team, 'time': h.time, 'direction': h.direction, 'self': h.is_self, 'text': h.text}
+            )
 
     def _on_imu(self, msg: Imu) -> None:
         a, w = msg.linear_acceleration, msg.angular_velocity
