@@ -119,7 +119,10 @@ def _sampler(pid: int, seconds: float, raw: Path) -> tuple[threading.Thread, lis
     spy = shutil.which('py-spy') or str(Path(sys.executable).parent / 'py-spy')
     if not Path(spy).exists():
         raise SystemExit('py-spy is not installed: pip install py-spy')
-    cmd = [spy, 'record', '--format', 'raw', '-r', '100', '--nonblocking', '-d', str(max(1, int(seconds)))]
+    # --gil: only the thread holding the GIL is sampled, so a thread waiting for it (after a numpy or rclpy call that
+    # let it go, while the executor thread runs) is not counted where it waits; C code without the GIL (DDS, select)
+    # is not sampled (the per-thread CPU from /proc covers it)
+    cmd = [spy, 'record', '--format', 'raw', '-r', '100', '--nonblocking', '--gil', '-d', str(max(1, int(seconds)))]
     cmd += ['-o', str(raw), '--pid', str(pid)]
     done: list = []
     thread = threading.Thread(target=lambda: done.append(subprocess.run(cmd, capture_output=True, check=False)))
@@ -248,7 +251,7 @@ def _print_profile(unum: int, raw: Path, done: list) -> None:
         print(f'py-spy wrote no profile of player {unum}: {err}')
         return
     total, shares = breakdown(raw)
-    print(f'player {unum}: {total} samples of its process (py-spy, 100/s; {raw})')
+    print(f'player {unum}: {total} samples of its process holding the GIL (py-spy --gil, 100/s; {raw})')
     for name, n in shares.most_common():
         print(f'{100.0 * n / max(total, 1):5.1f} %  {name}')
 
