@@ -96,7 +96,8 @@ class WorldModelNode(Node):
         self.cpu: list[float] = []  # s per update, the last 1000
 
         # how many subscribe to each estimate topic, kept from the publishers' matched events: asking the DDS graph
-        # every cycle (get_subscription_count) cost more than the rest of a cycle's publishing when nobody listens
+        # every cycle (get_subscription_count) cost more than the rest of a cycle's publishing when nobody listens,
+        # which is what a game is
         self._audience: dict[object, int] = {}
         self.pub_pose = self._publisher(PoseWithCovarianceStamped, 'pose')
         self.pub_ball = self._publisher(Odometry, 'ball')
@@ -139,9 +140,11 @@ class WorldModelNode(Node):
         return pub
 
     def _wanted(self, pub: object) -> bool:
-        """Whether anyone subscribes to ``pub``."""
+        """Whether anyone subscribes to ``pub``: none by the matched events (as in a game) is enough; one or more
+        is confirmed by the graph, so that a recorder's topics start and stop on the same cycle as the bridge's
+        (which asks the graph), not a few milliseconds apart."""
         n = self._audience.get(pub)
-        return pub.get_subscription_count() > 0 if n is None else n > 0
+        return (n is None or n > 0) and pub.get_subscription_count() > 0
 
     @property
     def model(self) -> WorldModel:
