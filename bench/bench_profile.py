@@ -43,10 +43,10 @@ def stage(frames: list[str]) -> str:
                 return 'motion: gait'
             return 'motion: other (skills, joint control, balance)'
         if 'WorldModelNode.step_percept' in s:
-            if published or 'robocup3d_perception/conversions.py' in s:
-                return 'world model: messages and publishing'
-            return 'world model: update (localization, tracking)'
+            return _world_model_stage(s, published)
         if 'BridgeNode._on_percept' in s:
+            if 'hear_msgs' in s or 'team_talk' in s:
+                return "team talk: the bridge's heard messages"
             if published:
                 return 'bridge: publishing'
             if 'conversions.py' in s or 'msg/_' in s:
@@ -57,10 +57,16 @@ def stage(frames: list[str]) -> str:
         if re.search(r'(sexp|percept|perception|protocol)\.py', s):
             return 'bridge: parsing and encoding'
         return 'bridge: agent loop, other'
+    if 'spin_until_shutdown' not in s and any(f.startswith('spin_nodes ') for f in frames):
+        return 'start-up (building the nodes)'
     ours = [f for f in frames if 'robocup3d_' in f and 'node_main.py' not in f]  # callbacks, not the spin loop
     innermost = ours[-1] if ours else ''
+    if '_on_hear' in s or 'hearing.py' in s:
+        return 'team talk: hearing (world model)'
+    if '_on_say' in s:
+        return 'team talk: saying (bridge)'
     for package, name in (
-        ('robocup3d_strategy', 'strategy'),
+        ('robocup3d_strategy', 'strategy (executor callbacks)'),
         ('robocup3d_perception', 'world model (executor callbacks)'),
         ('robocup3d_motion', 'motion (executor callbacks)'),
         ('robocup3d_bridge', 'bridge (executor callbacks, diagnostics)'),
@@ -68,6 +74,35 @@ def stage(frames: list[str]) -> str:
         if package in innermost:
             return name
     return 'rclpy executor (spin, waits, message init)'
+
+
+_WORLD_MODEL_MODULES = (
+    ('particle_filter.py', 'self-localization'),
+    ('player_tracker.py', 'player tracking'),
+    ('ball_tracker.py', 'ball tracking'),
+    ('orientation.py', 'orientation'),
+    ('vision_geometry.py', 'camera geometry'),
+    ('team_view.py', 'team view'),
+)
+
+
+def _world_model_stage(s: str, published: bool) -> str:
+    """A stack in the world model's cycle: the modules' update, its messages, or the in-process listeners
+    (motion and strategy take each update there)."""
+    if 'StrategyNode' in s:
+        if 'team_talk' in s:
+            return 'team talk: saying (strategy)'
+        if published:
+            return 'strategy: publishing'
+        return 'strategy: decisions'
+    if 'MotionNode.take_world' in s:
+        return "motion: taking the world model's view"
+    if published or 'robocup3d_perception/conversions.py' in s:
+        return 'world model: messages and publishing'
+    for module, name in _WORLD_MODEL_MODULES:
+        if module in s:
+            return f'world model: {name}'
+    return 'world model: other'
 
 
 def breakdown(raw: Path) -> tuple[int, collections.Counter]:

@@ -4,6 +4,11 @@ Run: ``python bench/bench_team.py [--players 7] [--duration 30] [--robot T1]`` (
 or ``python bench/bench_team.py --server simspark [--duration 120] [--move-ball 10]`` (one team of 11
 heterogeneous Nao from config/team_simspark.yaml on rcssserver3d, which must be on PATH, playing after
 its kick-off; the trainer puts the ball somewhere else every ``--move-ball`` s, so they all walk).
+``--profile UNUM`` (rcssserver3d) also samples that player's process with py-spy while the team plays
+and prints where its time goes by stage (``bench/bench_profile.py``'s stages) and by thread;
+``--profile-out FILE`` keeps py-spy's raw stacks; ``--capture FILE`` writes that player's server messages
+(its ``raw/percept``, one a line, as ``robocup3d inspect`` reads them) for offline runs
+(``bench/bench_world_strategy.py``).
 
 Plays ``robocup3d match`` (two teams, every player composed in one process) and reads
 each player process's CPU time from ``/proc`` at the kick-off and at the end of play,
@@ -16,13 +21,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'bench'))
 
 from robocup3d_tools.match import format_result, match_parser, run_match  # noqa: E402
 from robocup3d_tools.servers import cpu_seconds  # noqa: E402
@@ -36,15 +44,21 @@ def _pids(pattern: str) -> list[int]:
 class _Late:
     """Each bridge's late and on-time replies from ``/diagnostics`` (rclpy, in this run's ROS domain)."""
 
-    def __init__(self) -> None:
+    def __init__(self, capture: tuple[str, Path] | None = None) -> None:
         import rclpy  # noqa: PLC0415
         from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
+        from std_msgs.msg import String  # noqa: PLC0415
 
         self.rclpy = rclpy
         rclpy.init(args=[])
         self.node = rclpy.create_node('bench_team')
         self.values: dict[str, tuple[int, int]] = {}
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on, 50)
+        self.capture = None
+        if capture is not None:  # one player's server messages, one a line
+            topic, path = capture
+            self.capture = path.open('w', encoding='ascii', errors='replace')
+            self.node.create_subscription(String, topic, lambda m: self.capture.write(m.data + '\n'), 200)
 
     def _on(self, msg: object) -> None:
         for st in msg.status:
@@ -58,6 +72,8 @@ class _Late:
             self.rclpy.spin_once(self.node, timeout_sec=0.02)
 
     def close(self) -> None:
+        if self.capture is not None:
+            self.capture.close()
         self.node.destroy_node()
         self.rclpy.try_shutdown()
 
@@ -81,10 +97,50 @@ class _Paths:
             self.last[who] = (pos[0], pos[1])
 
 
-def simspark_team(duration: float, move_ball: float, seed: int) -> None:
+def _thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each thread of process ``pid`` so far, by thread name (``/proc``; the main thread: ``main``)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf('SC_CLK_TCK')
+    for task in Path(f'/proc/{pid}/task').glob('*'):
+        try:
+            head, _, rest = (task / 'stat').read_text().rpartition(')')
+        except OSError:
+            continue
+        name = 'main' if task.name == str(pid) else head.partition('(')[2]
+        fields = rest.split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _sampler(pid: int, seconds: float, raw: Path) -> tuple[threading.Thread, list]:
+    """py-spy sampling process ``pid`` for ``seconds`` into ``raw`` (collapsed stacks), in a thread."""
+    import shutil  # noqa: PLC0415
+
+    spy = shutil.which('py-spy') or str(Path(sys.executable).parent / 'py-spy')
+    if not Path(spy).exists():
+        raise SystemExit('py-spy is not installed: pip install py-spy')
+    # --gil: only the thread holding the GIL is sampled, so a thread waiting for it (after a numpy or rclpy call that
+    # let it go, while the executor thread runs) is not counted where it waits; C code without the GIL (DDS, select)
+    # is not sampled (the per-thread CPU from /proc covers it)
+    cmd = [spy, 'record', '--format', 'raw', '-r', '100', '--nonblocking', '--gil', '-d', str(max(1, int(seconds)))]
+    cmd += ['-o', str(raw), '--pid', str(pid)]
+    done: list = []
+    thread = threading.Thread(target=lambda: done.append(subprocess.run(cmd, capture_output=True, check=False)))
+    thread.start()
+    return thread, done
+
+
+def simspark_team(
+    duration: float,
+    move_ball: float,
+    seed: int,
+    profile: int | None = None,
+    profile_out: Path | None = None,
+    capture: Path | None = None,
+) -> None:
     """11 Nao on rcssserver3d playing (the ball put elsewhere every ``move_ball`` s, so they all walk):
-    CPU of each player process and of the server, late replies and how far they walked."""
-    import os  # noqa: PLC0415
+    CPU of each player process and of the server, late replies and how far they walked; with ``profile``,
+    that player's stages (py-spy)."""
     import random  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
@@ -105,14 +161,20 @@ def simspark_team(duration: float, move_ball: float, seed: int) -> None:
         raise SystemExit(str(exc)) from None
     runner = late = None
     try:
-        late = _Late()
+        late = _Late((f'/BenchS/p{profile}/raw/percept', capture) if capture and profile is not None else None)
         trainer = connect_trainer(mport, Dialect.SIMSPARK)
         paths = _Paths()
         trainer.listeners.append(paths)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
-        runner = TeamRunner(cfg, run / 'logs', extra_args=['--no-raw'])
+        # raw/percept only for the capture's subscriber (a bridge publishes it only to a subscriber)
+        runner = TeamRunner(cfg, run / 'logs', extra_args=[] if capture else ['--no-raw'])
         runner.start(stagger=0.2)  # the bridges' join gate lets one player join rcssserver3d at a time
         trainer.wait_for(lambda s: s.play_mode is not None, 10)
+        # every player up (its bridge reports on /diagnostics once its process spins), so that no player's start-up
+        # falls in the measured time on a loaded machine
+        up = time.monotonic() + 60.0
+        while len(late.values) < len(cfg.players) and time.monotonic() < up:
+            late.spin(0.5)
         late.spin(5.0)
         trainer.poll(0.1)
         trainer.kick_off('Left')
@@ -122,6 +184,13 @@ def simspark_team(duration: float, move_ball: float, seed: int) -> None:
         t0 = trainer.state.game_time
         c0, l0 = {p: cpu_seconds(p) for p in pids}, dict(late.values)
         paths.length.clear()
+        sampler = None
+        if profile is not None:
+            raw = profile_out or run / 'player.raw'
+            unums = [p.unum for p in cfg.players]
+            profiled = runner.pids[unums.index(profile)]
+            threads0 = _thread_cpu(profiled)
+            sampler = _sampler(profiled, duration, raw)
         w0 = next_ball = next_scene = time.monotonic()
         while time.monotonic() - w0 < duration:
             now = time.monotonic()
@@ -136,6 +205,7 @@ def simspark_team(duration: float, move_ball: float, seed: int) -> None:
             late.spin(0.02)
         wall = time.monotonic() - w0
         c1 = {p: cpu_seconds(p) for p in pids}
+        threads1 = _thread_cpu(profiled) if sampler is not None else {}
         late.spin(2.5)  # the bridges publish diagnostics once a second
         # the server's own steps, from its game time (it runs after the kick-off; a loaded server falls behind
         # the wall clock, rcssserver3d sends no server time)
@@ -158,12 +228,32 @@ def simspark_team(duration: float, move_ball: float, seed: int) -> None:
                 f'walked (torso on the ground, sampled each second): median {walked[len(walked) // 2]:.1f} m, '
                 f'min {walked[0]:.1f}, max {walked[-1]:.1f} m per player ({len(walked)} robots)'
             )
+        if sampler is not None:
+            sampler[0].join()
+            _print_profile(profile, raw, sampler[1])
+            print(f'player {profile} by thread (ms of CPU per cycle):')
+            for name, sec in sorted(threads1.items(), key=lambda kv: -(kv[1] - threads0.get(kv[0], 0.0))):
+                if sec - threads0.get(name, 0.0) > 0:
+                    print(f'{(sec - threads0.get(name, 0.0)) * 1e3 / cycles:7.3f}  {name}')
     finally:
         if runner is not None:
             runner.stop()
         stop_process(server, timeout=0.0)  # rcssserver3d ignores SIGTERM
         if late is not None:
             late.close()
+
+
+def _print_profile(unum: int, raw: Path, done: list) -> None:
+    from bench_profile import breakdown  # noqa: PLC0415
+
+    if not raw.exists():
+        err = done[0].stderr.decode(errors='replace').strip() if done else ''
+        print(f'py-spy wrote no profile of player {unum}: {err}')
+        return
+    total, shares = breakdown(raw)
+    print(f'player {unum}: {total} samples of its process holding the GIL (py-spy --gil, 100/s; {raw})')
+    for name, n in shares.most_common():
+        print(f'{100.0 * n / max(total, 1):5.1f} %  {name}')
 
 
 def main() -> None:
@@ -176,9 +266,12 @@ def main() -> None:
         '--move-ball', type=float, default=10.0, help='simspark: put the ball elsewhere every S s (0: never)'
     )
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--profile', type=int, metavar='UNUM', help='simspark: sample this player with py-spy')
+    ap.add_argument('--profile-out', type=Path, metavar='FILE', help="keep py-spy's raw stacks here")
+    ap.add_argument('--capture', type=Path, metavar='FILE', help="write the profiled player's server messages here")
     opts = ap.parse_args()
     if opts.server == 'simspark':
-        simspark_team(opts.duration, opts.move_ball, opts.seed)
+        simspark_team(opts.duration, opts.move_ball, opts.seed, opts.profile, opts.profile_out, opts.capture)
         return
     teams = ('BenchL', 'BenchR')
     args = match_parser().parse_args(

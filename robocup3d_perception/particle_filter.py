@@ -76,6 +76,10 @@ def line_distance_map(fld: FieldModel, cell: float = 0.05, margin: float = 2.0) 
     return best, float(xs[0]), float(ys[0])
 
 
+#: np.linspace(0, 1, k + 1) for the 1-6 pieces a seen line is cut into
+_FRACTIONS = {k: np.linspace(0.0, 1.0, k + 1) for k in range(1, 7)}
+
+
 def _wrap(a: np.ndarray) -> np.ndarray:
     return (a + np.pi) % (2 * np.pi) - np.pi
 
@@ -227,8 +231,10 @@ class SelfLocator:
         a, b = obs.lines[:, 0, :2], obs.lines[:, 1, :2]
         length = np.hypot(*(b - a).T)
         k = np.clip(np.ceil(length / 0.5).astype(int), 1, 6)  # about every 0.5 m
-        pts = [a[i] + (b[i] - a[i]) * t for i in range(len(a)) for t in np.linspace(0.0, 1.0, k[i] + 1)]
-        pts = np.array(pts).reshape(-1, 2)
+        # k + 1 points from end to end of each line (np.linspace(0, 1, k + 1)'s fractions), all lines at once
+        t = np.concatenate([_FRACTIONS[n] for n in k.tolist()])
+        line = np.repeat(np.arange(len(a)), k + 1)
+        pts = (a[line] + (b[line] - a[line]) * t[:, None]).reshape(-1, 2)
         pts = pts[np.hypot(pts[:, 0], pts[:, 1]) < pr.max_line_range]
         if len(pts) > pr.max_line_points:
             pts = pts[np.linspace(0, len(pts) - 1, pr.max_line_points).astype(int)]

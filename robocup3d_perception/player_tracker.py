@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,6 +35,19 @@ class PlayerTrackerParameters:
     sigma_report: float = 0.2  # m
     gate: float = 25.0  # squared Mahalanobis distance that resets a track
     forget_after: float = 5.0  # s
+
+
+@lru_cache(maxsize=256)
+def _motion(dt: float, decay: float, sigma_accel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The transition ``F``, its transpose and the process noise over ``dt`` s (read-only; every track predicts
+    over the same few ``dt`` each cycle, so they are made once)."""
+    f, _, _ = rolling_transition(dt, decay)
+    q = sigma_accel**2 * dt
+    noise = np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
+    ft = f.T.copy()
+    for a in (f, ft, noise):
+        a.setflags(write=False)
+    return f, ft, noise
 
 
 class _Track:
@@ -61,10 +75,9 @@ class PlayerTracker:
         dt = time - t.time
         if dt <= 0:
             return
-        f, _, _ = rolling_transition(dt, self.p.velocity_decay)
-        q = self.p.sigma_accel**2 * dt
+        f, ft, noise = _motion(dt, self.p.velocity_decay, self.p.sigma_accel)
         t.x = f @ t.x
-        t.cov = f @ t.cov @ f.T + np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
+        t.cov = f @ t.cov @ ft + noise
         t.time = time
 
     def observe(self, time: float, key: tuple[str | None, int | None], xy: np.ndarray, sigma: float) -> None:
@@ -116,13 +129,14 @@ class PlayerTracker:
         out = []
         for (team, unum), t in sorted(self.tracks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
             self._predict(t, time)
+            x = frozen_array(t.x)  # one read-only copy; position and velocity are views of it
             out.append(
                 PlayerEstimate(
                     team=team,
                     unum=unum,
                     teammate=own_team is not None and team == own_team,
-                    position=frozen_array(t.x[:2]),
-                    velocity=frozen_array(t.x[2:]),
+                    position=x[:2],
+                    velocity=x[2:],
                     covariance=frozen_array(t.cov),
                     last_update=t.updated,
                     fallen=t.fallen,

@@ -15,7 +15,8 @@ each ``vision/objects`` message is fused as soon as it arrives.
 With ``local`` (a player process that holds bridge and motion node too), the bridge hands
 each cycle's percept over directly (:meth:`WorldModelNode.step_percept`) and the walk's
 velocity is read from the motion node: every cycle in order, none lost or late however
-busy the machine; ``joint_states``, ``imu``, ``vision/objects`` and ``odom`` are not read.
+busy the machine; ``joint_states``, ``imu``, ``vision/objects``, ``odom`` and ``hear`` are not read
+(what was heard comes with the percept: no executor callback per heard message).
 Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
 topics are then built only while someone else subscribes to them (a recorder, rviz, a test).
@@ -36,6 +37,7 @@ from collections.abc import Callable
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
+from rclpy.event_handler import PublisherEventCallbacks, UnsupportedEventTypeError
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -93,11 +95,15 @@ class WorldModelNode(Node):
         self._listeners: list[Callable[[TeamView], None]] = []  # nodes of this process that take each update
         self.cpu: list[float] = []  # s per update, the last 1000
 
-        self.pub_pose = self.create_publisher(PoseWithCovarianceStamped, 'pose', 1)
-        self.pub_ball = self.create_publisher(Odometry, 'ball', 1)
-        self.pub_stop = self.create_publisher(PointStamped, 'ball/stop', 1)
-        self.pub_players = self.create_publisher(String, 'players', 1)
-        self.pub_markers = self.create_publisher(MarkerArray, 'world_model/markers', 1)
+        # how many subscribe to each estimate topic, kept from the publishers' matched events: asking the DDS graph
+        # every cycle (get_subscription_count) cost more than the rest of a cycle's publishing when nobody listens,
+        # which is what a game is
+        self._audience: dict[object, int] = {}
+        self.pub_pose = self._publisher(PoseWithCovarianceStamped, 'pose')
+        self.pub_ball = self._publisher(Odometry, 'ball')
+        self.pub_stop = self._publisher(PointStamped, 'ball/stop')
+        self.pub_players = self._publisher(String, 'players')
+        self.pub_markers = self._publisher(MarkerArray, 'world_model/markers')
         self.local = bool(self.declare_parameter('local', False).value)
         #: the walk's velocity (vx, vy, wz) in local mode, set by the player (None: no walk)
         self.walk_velocity: Callable[[], tuple[float, float, float]] | None = None
@@ -107,13 +113,38 @@ class WorldModelNode(Node):
             self.create_subscription(Imu, 'imu', self._on_imu, 50)
             self.create_subscription(MarkerArray, 'vision/objects', self._on_vision, 5)
             self.create_subscription(Odometry, 'odom', self._on_odom, 50)
+            # local: what the server let us hear comes with each cycle's percept (step_percept), not as one
+            # ``hear`` message per teammate's say through DDS and this process's executor
+            self.create_subscription(String, 'hear', self._on_hear, 10)
         self.create_subscription(String, 'game_state', self._on_game, LATCHED)
-        self.create_subscription(String, 'hear', self._on_hear, 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_timer(1.0, self._publish_diagnostics)
         self.get_logger().info(
             f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
         )
+
+    def _publisher(self, kind: type, topic: str) -> object:
+        """A publisher (depth 1) whose subscriber count :meth:`_wanted` knows without asking the graph."""
+        made: list = []
+
+        def matched(info: object) -> None:
+            if made:
+                self._audience[made[0]] = info.current_count
+
+        try:
+            pub = self.create_publisher(kind, topic, 1, event_callbacks=PublisherEventCallbacks(matched=matched))
+        except UnsupportedEventTypeError:  # an rmw without matched events: _wanted asks the graph each time
+            return self.create_publisher(kind, topic, 1)
+        made.append(pub)
+        self._audience[pub] = pub.get_subscription_count()
+        return pub
+
+    def _wanted(self, pub: object) -> bool:
+        """Whether anyone subscribes to ``pub``: none by the matched events (as in a game) is enough; one or more
+        is confirmed by the graph, so that a recorder's topics start and stop on the same cycle as the bridge's
+        (which asks the graph), not a few milliseconds apart."""
+        n = self._audience.get(pub)
+        return (n is None or n > 0) and pub.get_subscription_count() > 0
 
     @property
     def model(self) -> WorldModel:
@@ -179,12 +210,16 @@ class WorldModelNode(Node):
         self.feed.on_walk(seconds_from_stamp(msg.header.stamp), v.x, v.y, w.z)
 
     def step_percept(self, p: Percept) -> None:
-        """One server cycle, handed over by the bridge of this process (``local``)."""
-        if p.time is None:
-            return
-        if self.walk_velocity is not None:
-            self.feed.on_walk(p.time, *self.walk_velocity())
-        self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
+        """One server cycle, handed over by the bridge of this process (``local``): the update, then what was
+        heard in it (taken in for the next update, as the ``hear`` topic's messages would be)."""
+        if p.time is not None:
+            if self.walk_velocity is not None:
+                self.feed.on_walk(p.time, *self.walk_velocity())
+            self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
+        for h in p.hear:
+            self.feed.on_hear(
+                {'team': h.team, 'time': h.time, 'direction': h.direction, 'self': h.is_self, 'text': h.text}
+            )
 
     def _on_imu(self, msg: Imu) -> None:
         a, w = msg.linear_acceleration, msg.angular_velocity
@@ -217,21 +252,21 @@ class WorldModelNode(Node):
                 take(view)
         # messages for the listeners outside this process (all of them when nothing takes the view)
         every = not self._listeners
-        if every or self._tf is not None or _wanted(self.pub_pose):
+        if every or self._tf is not None or self._wanted(self.pub_pose):
             pose = conv.pose_msg(state, stamp, self.frame)
-            if every or _wanted(self.pub_pose):
+            if every or self._wanted(self.pub_pose):
                 self.pub_pose.publish(pose)
             if self._tf is not None:
                 self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
         if state.ball.valid:
-            if every or _wanted(self.pub_ball):
+            if every or self._wanted(self.pub_ball):
                 self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
-            if every or _wanted(self.pub_stop):
+            if every or self._wanted(self.pub_stop):
                 self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
         if seen:
-            if every or _wanted(self.pub_players):
+            if every or self._wanted(self.pub_players):
                 self.pub_players.publish(conv.players_msg(state))
-            if self.publish_markers and _wanted(self.pub_markers):
+            if self.publish_markers and self._wanted(self.pub_markers):
                 self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
 
     def attach_listener(self, take: Callable[[TeamView], None]) -> None:
@@ -241,10 +276,6 @@ class WorldModelNode(Node):
         and published only while someone subscribes to them.
         """
         self._listeners.append(take)
-
-
-def _wanted(pub: object) -> bool:
-    return pub.get_subscription_count() > 0
 
 
 def main(args: list[str] | None = None) -> None:
