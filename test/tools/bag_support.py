@@ -41,3 +41,19 @@ def matrix_of(p: object, q: object) -> np.ndarray:
 def stamp_ns(stamp: object) -> int:
     """A builtin_interfaces/Time in ns."""
     return stamp.sec * 10**9 + stamp.nanosec
+
+
+def start_recording(out: Path, teams: list[str], monitor_port: int, env: dict, log: Path, **kw: object):
+    """``robocup3d record`` of ``teams`` into the bag ``out`` as its own process (log in ``log``); ``kw`` as
+    :func:`robocup3d_tools.recorder.record_command` takes them."""
+    from robocup3d_tools.recorder import record_command  # noqa: PLC0415 - an optional package, after the skips
+
+    with open(log, 'ab') as f:
+        return subprocess.Popen(
+            record_command(out, teams, monitor_port, **kw),
+            cwd=REPO,
+            env=env,
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,8 +26,9 @@ def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip('rcssservermj not installed: pip install rcsssmj')
     if importlib.util.find_spec('rosbags') is None:
         pytest.skip('rosbags not installed: pip install rosbags')
+    from bag_support import start_recording  # noqa: PLC0415
+
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.recorder import record_command  # noqa: PLC0415 - optional packages, after the skip
     from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415 - optional packages, after the skip
     from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415 - optional packages, after the skip
     from robocup3d_tools.team_config import PlayerConfig, TeamConfig  # noqa: PLC0415 - optional packages, after the skip
@@ -41,15 +41,7 @@ def recorded_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
     recorder = runner = trainer = None
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
-        with open(run / 'recorder.log', 'ab') as out:
-            recorder = subprocess.Popen(
-                record_command(run / 'bag', [TEAM], mport),
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        recorder = start_recording(run / 'bag', [TEAM], mport, env, run / 'recorder.log')
         team = TeamConfig('mujoco', TEAM, '127.0.0.1', aport, (PlayerConfig(1, 'T1'),))
         runner = TeamRunner(team, run, env=env, extra_args=['--no-raw'], clock_player=1)
         runner.start()

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_support import read_bag
+from bag_support import read_bag, start_recording
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM = f'Reb{os.getpid() % 10000}'
@@ -53,7 +53,6 @@ def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
         if importlib.util.find_spec(package) is None:
             pytest.skip(f'{package} not installed')
     from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.recorder import record_command  # noqa: PLC0415
     from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415
     from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415
     from robocup3d_tools.team_config import PlayerConfig, TeamConfig  # noqa: PLC0415
@@ -68,17 +67,7 @@ def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
         for name, rebuild in (('rebuilt', True), ('live', False)):
-            with open(run / f'{name}.log', 'ab') as out:
-                recorders.append(
-                    subprocess.Popen(
-                        record_command(run / name, [TEAM], mport, rebuild=rebuild),
-                        cwd=REPO,
-                        env=env,
-                        stdout=out,
-                        stderr=subprocess.STDOUT,
-                        start_new_session=True,
-                    )
-                )
+            recorders.append(start_recording(run / name, [TEAM], mport, env, run / f'{name}.log', rebuild=rebuild))
         team = TeamConfig('mujoco', TEAM, '127.0.0.1', aport, (PlayerConfig(1, 'T1'),))
         runner = TeamRunner(team, run, env=env)  # players publish raw/percept (no --no-raw)
         runner.start()
