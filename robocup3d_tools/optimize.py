@@ -153,9 +153,11 @@ def _yaml_values(params: WalkParams) -> dict:
     out = {f.name: getattr(params, f.name) for f in fields(WalkParams)}
     fast = out.pop('fast')
     out = {k: round(math.degrees(v) if k in ANGLE_PARAMS else v, 5) for k, v in out.items()}
+    brake = out.pop('brake')  # a fast part's value only (walk.py refuses it on a set)
     if fast is not None:  # only what differs from the set itself
         own = _yaml_values(fast)
-        out['fast'] = {k: v for k, v in own.items() if v != out[k]}
+        own['brake'] = round(fast.brake, 5)
+        out['fast'] = {k: v for k, v in own.items() if v != out.get(k, brake)}
     return out
 
 
