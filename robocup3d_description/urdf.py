@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -26,7 +27,7 @@ from robocup3d_description.body import Body, Shape, body_for
 from robocup3d_description.kinematics import quat_matrix
 from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
 
-__all__ = ['UNLIMITED', 'main', 'urdf_string']
+__all__ = ['UNLIMITED', 'main', 'robot_name', 'urdf_string']
 
 UNLIMITED = 1000.0  # written for effort (N m) / velocity (rad/s) the server leaves unlimited
 
@@ -86,6 +87,12 @@ def _add_shapes(el: ET.Element, shapes: tuple[Shape, ...]) -> None:
                 part = ET.SubElement(el, tag)
                 ET.SubElement(part, 'origin', xyz=_vec(xyz), rpy=_vec(_rpy(shape.rotation)))
                 part.append(copy.deepcopy(geom))
+
+
+def robot_name(urdf: str) -> str | None:
+    """The ``<robot name="...">`` of a URDF text (``body_for`` takes it back to the model); None without one."""
+    m = re.search(r'<robot\s+name="([^"]+)"', urdf)
+    return m.group(1) if m else None
 
 
 def urdf_string(body: Body) -> str:

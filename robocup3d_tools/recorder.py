@@ -43,7 +43,6 @@ import importlib.util
 import json
 import math
 import os
-import re
 import signal
 import struct
 import subprocess
@@ -523,10 +522,12 @@ class Recorder:
         if self.args.robot != 'auto':
             return
         from robocup3d_description.body import body_for  # noqa: PLC0415
+        from robocup3d_description.urdf import robot_name  # noqa: PLC0415
 
         try:
-            text = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data
-            name = re.search(r'<robot\s+name="([^"]+)"', text).group(1)
+            name = robot_name(self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
+            if name is None:
+                raise ValueError('a URDF without a robot name')
             self._bodies[ns_prefix] = body_for(name)
         except (AttributeError, ValueError, OSError) as exc:
             print(f'record: {ns_prefix}/robot_description: no model from it ({exc})', file=sys.stderr)

@@ -131,6 +131,8 @@ def _read_inputs(
     ``robot_description`` names it)."""
     from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
 
+    from robocup3d_description.urdf import robot_name  # noqa: PLC0415
+
     store = get_typestore(Stores.ROS2_KILTED)
     reader = open_bag(bag)
     texts: dict[str, list[str]] = {}
@@ -147,9 +149,9 @@ def _read_inputs(
                     s, v, w = msg.header.stamp, msg.twist.twist.linear, msg.twist.twist.angular
                     odom.setdefault(player, {})[s.sec * 1_000_000_000 + s.nanosec] = (v.x, v.y, w.z)
                 elif m['rest'] == 'robot_description':
-                    name = re.search(r'<robot\s+name="([^"]+)"', msg.data)
+                    name = robot_name(msg.data)
                     if name:
-                        robots[player] = name.group(1)
+                        robots[player] = name
                 else:
                     texts.setdefault(player, []).append(msg.data)
         except Exception as exc:  # noqa: BLE001 - rosbags raises many kinds for a bad chunk
