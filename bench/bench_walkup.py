@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
-    print(f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"pushed m":>9}{"ball m":>8}{"falls":>6}')
+    print(f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"pushed m":>9}{"ball m":>8}{"falls":>6}  reason')
     kicked = 0
     with SimSession(args.robot, player_args=('--world-model',)) as s:
         for i in range(args.trials):
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             kicked += start is not None
             at = f'{start[0]:.1f}' if start else '-'
             print(
-                f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{pushed:>9.2f}{after:>8.2f}{run.falls:>6}',
+                f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{pushed:>9.2f}{after:>8.2f}{run.falls:>6}  {run.reason}',
                 flush=True,
             )
     print(f'kicked in {kicked} of {args.trials} walk-ups')

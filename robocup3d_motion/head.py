@@ -4,7 +4,9 @@ The servers' cameras see 60 degrees either side of their axis. With the head lev
 at a T1's feet is 77 degrees below it: out of sight just when a kick or a dribble needs it
 most. :class:`HeadControl` turns the head towards the ball and pitches it down just enough
 that the ball sits :data:`BELOW` below the camera axis, so the far landmarks stay in view
-for localization. Which way is "down" for ``hj2`` and how high the camera is come from the
+for localization. With no ball to look at, :meth:`HeadControl.scan` sweeps the head from
+side to side: with the cameras' 120 degrees that covers 240 degrees round the robot without
+turning it. Which way is "down" for ``hj2`` and how high the camera is come from the
 robot's kinematic model (the Nao's neck pitch runs the other way from the T1's and K1's).
 """
 
@@ -20,6 +22,8 @@ __all__ = ['HeadControl']
 
 BELOW = math.radians(30.0)  # where the ball is kept below the camera axis
 YAW_MAX = math.radians(60.0)
+SCAN_PERIOD = 3.0  # s: a sweep left, right and back
+SCAN_DISTANCE = 2.5  # m ahead where the sweeping line of sight (BELOW under the axis) meets the ground
 
 
 class HeadControl:
@@ -44,7 +48,17 @@ class HeadControl:
         """``hj1``/``hj2`` targets towards the ground point (x, y) m; {} for a robot without a neck."""
         if not self.ok:
             return {}
-        yaw = min(self.yaw_hi, max(self.yaw_lo, math.atan2(y, x)))
-        below = math.atan2(self.height, max(math.hypot(x, y), 0.05))
-        pitch = min(self.pitch_max, max(0.0, below - BELOW))
-        return {'hj1': yaw, 'hj2': self.down_sign * pitch}
+        return {'hj1': min(self.yaw_hi, max(self.yaw_lo, math.atan2(y, x))), 'hj2': self._pitch(math.hypot(x, y))}
+
+    def scan(self, t: float) -> dict[str, float]:
+        """``hj1``/``hj2`` targets of a sweep from side to side at time ``t`` (s); {} without a neck."""
+        if not self.ok:
+            return {}
+        phase = (t / SCAN_PERIOD) % 1.0
+        side = 1.0 - 4.0 * abs(phase - 0.5)  # -1 .. 1 .. -1, a triangle
+        return {'hj1': side * min(self.yaw_hi, -self.yaw_lo), 'hj2': self._pitch(SCAN_DISTANCE)}
+
+    def _pitch(self, distance: float) -> float:
+        """The neck pitch that keeps a ground point ``distance`` m away BELOW under the camera axis."""
+        below = math.atan2(self.height, max(distance, 0.05))
+        return self.down_sign * min(self.pitch_max, max(0.0, below - BELOW))

@@ -73,7 +73,7 @@ WALK = 'walk'
 CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 ESTIMATE_AGE = 0.5  # s: an older pose or ball estimate is not used by a task
 SAME_TARGET = 0.2  # m (and rad): a request this near the running task's asks for the same task
-LOOK_AGE = 3.0  # s: the head keeps looking where the ball was this long
+LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then sweeps to find it
 
 
 def _seconds(stamp: object) -> float:
@@ -488,13 +488,13 @@ class MotionCore:
         return cmd
 
     def _look(self, t: float) -> dict[str, float]:
-        """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old); {} (ahead) without one.
+        """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old), else a sweep to find it.
 
         A vaguer estimate is where the ball was, not where it is: the head stops staring at it.
         """
         pose, ball = self._pose, self._seen_ball
         if pose is None or ball is None or t - ball[2] > LOOK_AGE:
-            return {}
+            return self.head.scan(t)
         return self.head.look_at(*to_robot(pose[:3], ball[0], ball[1]))
 
     def _walk_wanted(self, t: float) -> bool:

@@ -11,7 +11,9 @@ plain Kalman filter:
 Measurements are positions (absolute frame) from our own vision, with noise growing
 with distance and with the self-localization's uncertainty, and from teammates'
 reports (noisier, older). An own sighting far outside the predicted covariance (the
-ball was moved by the referee or a trainer) resets the filter to it. A report that
+ball was moved by the referee or a trainer) resets the filter to it; a ``See``
+without the ball where the estimate lies in plain view makes it vaguer (negative
+information: the ball was taken away, or never was where we thought). A report that
 far out is only a claim: it is held back, and moves the ball only once another
 teammate reports the ball at the same place (``corroborating_reports`` teammates
 in all, within ``corroborate_window`` s and ``corroborate_radius`` m); a lone
@@ -49,6 +51,7 @@ class BallTrackerParameters:
     corroborating_reports: int = 2  # teammates that must agree before a report beyond the gate is taken
     corroborate_radius: float = 1.0  # m, how close their ball positions must be
     corroborate_window: float = 1.0  # s, how recent the others' reports must be
+    miss_growth: float = 1.5  # sigma factor for each See that shows no ball where it should be in view
 
 
 def rolling_transition(dt: float, friction: float) -> tuple[np.ndarray, float, float]:
@@ -88,6 +91,7 @@ class BallTracker:
         self.last_update: float | None = None
         self.resets = 0
         self.rejected = 0  # reports beyond the gate held back (not corroborated)
+        self.misses = 0  # Sees without the ball where it was estimated in plain view
         self._held: list[tuple[float, int | None, np.ndarray]] = []  # (time, teammate, xy) of held reports
 
     def predict(self, time: float) -> None:
@@ -140,6 +144,13 @@ class BallTracker:
         dist = math.hypot(level[0], level[1])
         sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * dist, pose_sigma)
         return self.observe(time, world, sigma, own=True)
+
+    def unseen(self, time: float) -> None:
+        """A ``See`` that should have shown the ball where it is estimated did not: it is not there,
+        so where it is becomes vaguer (by ``miss_growth`` in sigma each time)."""
+        self.predict(time)
+        self.cov[:2, :2] *= self.p.miss_growth**2
+        self.misses += 1
 
     def observe_report(
         self, time: float, ball_xy: tuple[float, float], age: float = 0.0, teammate: int | None = None

@@ -66,6 +66,8 @@ class LevelObservations:
     lines: np.ndarray  # (n, 2, 3)
     camera_yaw: float  # rad, line of sight relative to the torso heading
     camera_height: float  # m, camera above the torso origin
+    camera_rot: np.ndarray | None = None  # (3, 3) camera axes in the level frame (x: line of sight)
+    camera_origin: np.ndarray | None = None  # (3,) camera position in the level frame (m)
 
 
 @dataclass(frozen=True, slots=True)

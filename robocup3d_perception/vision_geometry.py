@@ -20,7 +20,10 @@ from robocup3d_description.body import Body
 from robocup3d_description.kinematics import camera_pose
 from robocup3d_perception.representations import CameraObservations, LevelObservations, frozen_array
 
-__all__ = ['CameraModel', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera', 'shift_level']
+__all__ = ['CameraModel', 'in_view', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera', 'shift_level']
+
+VIEW_HALF_ANGLE = math.radians(60.0)  # both servers' cameras: 120 deg across and 120 deg up and down
+VIEW_NEAR, VIEW_FAR = 0.2, 12.0  # m: where a missing sighting says something (nearer: the feet; further: vague)
 
 
 def polar_to_camera(distance: float, azimuth: float, elevation: float) -> tuple[float, float, float]:
@@ -100,7 +103,23 @@ class CameraModel:
         lines = obs.lines
         lines = level(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else np.zeros((0, 2, 3))
         axis = rot[:, 0]
-        return LevelObservations(names, lm, ball, tuple(players), lines, math.atan2(axis[1], axis[0]), float(origin[2]))
+        return LevelObservations(
+            names, lm, ball, tuple(players), lines, math.atan2(axis[1], axis[0]), float(origin[2]), rot, origin
+        )
+
+
+def in_view(obs: LevelObservations, point: np.ndarray, margin: float = 0.0) -> bool:
+    """Whether a level-frame point lies inside the camera's view when ``obs`` was seen, ``margin`` rad
+    inside its edges (both servers' cameras see :data:`VIEW_HALF_ANGLE` either side of their axis,
+    across and up and down), and neither nearer than :data:`VIEW_NEAR` nor beyond :data:`VIEW_FAR`."""
+    if obs.camera_rot is None or obs.camera_origin is None:
+        return False
+    cam = obs.camera_rot.T @ (np.asarray(point, dtype=float) - obs.camera_origin)
+    d = float(np.linalg.norm(cam))
+    if not VIEW_NEAR < d < VIEW_FAR:
+        return False
+    limit = VIEW_HALF_ANGLE - margin
+    return abs(math.atan2(cam[1], cam[0])) < limit and abs(math.asin(cam[2] / d)) < limit
 
 
 def shift_level(obs: LevelObservations, dx: float, dy: float, dyaw: float) -> LevelObservations:
@@ -125,4 +144,6 @@ def shift_level(obs: LevelObservations, dx: float, dy: float, dyaw: float) -> Le
         move(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else lines,
         math.atan2(math.sin(obs.camera_yaw - dyaw), math.cos(obs.camera_yaw - dyaw)),
         obs.camera_height,
+        rot @ obs.camera_rot if obs.camera_rot is not None else None,
+        move(obs.camera_origin) if obs.camera_origin is not None else None,
     )

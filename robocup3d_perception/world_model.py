@@ -36,7 +36,7 @@ from robocup3d_perception.orientation import OrientationFilter
 from robocup3d_perception.particle_filter import LocatorParameters, SelfLocator
 from robocup3d_perception.player_tracker import PlayerTracker, PlayerTrackerParameters
 from robocup3d_perception.representations import CycleInput, LevelObservations, RobotPose, WorldState, frozen_array
-from robocup3d_perception.vision_geometry import CameraModel, shift_level
+from robocup3d_perception.vision_geometry import CameraModel, in_view, shift_level
 
 __all__ = ['HISTORY_S', 'MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'module_order']
 
@@ -52,6 +52,7 @@ class WorldModelParameters:
     fallen_upright: float = 0.5  # cos of the torso tilt below which we count as fallen
     confidence_spread: float = 0.3  # m; position spread at which confidence drops to 1/e
     confidence_memory: float = 10.0  # s without landmarks for confidence to drop to 1/e
+    view_margin: float = math.radians(10.0)  # rad inside the view's edge an unseen ball estimate must lie to count
     seed: int | None = 0
 
 
@@ -167,6 +168,8 @@ class WorldModel:
                     level.ball,
                     math.hypot(pos_sigma, d * yaw_sigma),
                 )
+            elif self.ball.last_update is not None:
+                self._look_for_ball(now, pose, yaw_sigma, level)
             for team, unum, xyz in level.players:
                 if team == inp.team and unum == inp.unum:
                     continue  # our own arms and feet (SimSpark)
@@ -190,6 +193,17 @@ class WorldModel:
             ball=self.ball.model(now),
             players=self.players.estimates(now, inp.team),
         )
+
+    def _look_for_ball(self, now: float, pose: np.ndarray, yaw_sigma: float, level: LevelObservations) -> None:
+        """A See without the ball: if its estimate lay in plain view (inside the view by more than the
+        estimate's own angular spread), the ball is not where we thought, and the estimate grows vaguer."""
+        self.ball.predict(now)
+        dx, dy = self.ball.x[0] - pose[0], self.ball.x[1] - pose[1]
+        c, s = math.cos(pose[2]), math.sin(pose[2])
+        point = np.array([c * dx + s * dy, -s * dx + c * dy, self.ball.z - self.torso_z])
+        spread = math.sqrt(max(self.ball.cov[0, 0] + self.ball.cov[1, 1], 0.0)) / max(math.hypot(dx, dy), 0.1)
+        if in_view(level, point, margin=self.p.view_margin + yaw_sigma + min(spread, 1.0)):
+            self.ball.unseen(now)
 
     def _remember(self, t: float, yaw_delta: float, od: object, joints: dict, rate: float) -> np.ndarray:
         """Dead-reckon one cycle and keep what a late ``See`` of this cycle needs; returns the tilt kept."""
