@@ -5,10 +5,11 @@ direction (within +-70 deg of behind it) and heading; the task aims at the oppon
 The server's ground truth says how far the ball was pushed before the kick (the walk touching it),
 where it went, and how long it took.
 
-    PYTHONPATH=. python bench/bench_walkup.py [--robot T1] [--kick long] [--trials 5] [--seed 3]
+    PYTHONPATH=. python bench/bench_walkup.py [--robot T1] [--kick long] [--trials 5] [--seed 3] [--slack 1.5]
 
-Prints per trial: start distance and bearing, the task's outcome and phases (server seconds), the
-ball pushed before the kick (m), the ball's travel after it (m), falls.
+Prints per trial: start distance and bearing, the task's outcome, when the kick started (server
+seconds) and where the ball lay then (m, robot frame, ground truth), the ball pushed before the
+kick (m), the ball's travel after it (m), falls, and why the task failed.
 """
 
 from __future__ import annotations
@@ -36,26 +37,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--seed', type=int, default=3)
     ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
+    ap.add_argument('--slack', type=float, default=0.0, help='m either side of the goal centre the kick may aim')
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
-    print(f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"pushed m":>9}{"ball m":>8}{"falls":>6}  reason')
+    head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}'
+    head += f'{"pushed m":>9}{"ball m":>8}{"falls":>6}'
+    print(f'{head}  reason')
     kicked = 0
     with SimSession(args.robot, player_args=('--world-model',)) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
             s.place(BALL[0] - d * math.cos(a), BALL[1] + d * math.sin(a), rng.uniform(-0.5, 0.5))
             place_ball(s, *BALL)
-            run = run_request(s, Kick(target=GOAL, kick=args.kick, id=100 + i), args.seconds)
+            run = run_request(s, Kick(target=GOAL, kick=args.kick, slack=args.slack, id=100 + i), args.seconds)
             start = next((r for r in run.trace if r[5] == 'kicking'), None)
             before = [r for r in run.trace if start is None or r[0] < start[0]]
             pushed = max((math.hypot(r[3] - BALL[0], r[4] - BALL[1]) for r in before), default=0.0)
             after = math.hypot(run.ball_end[0] - start[3], run.ball_end[1] - start[4]) if start else 0.0
             kicked += start is not None
             at = f'{start[0]:.1f}' if start else '-'
-            print(
-                f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{pushed:>9.2f}{after:>8.2f}{run.falls:>6}  {run.reason}',
-                flush=True,
-            )
+            spot = '-'
+            if start:  # the ball in the robot's ground frame (truth) as the kick started
+                c, sn = math.cos(start[6]), math.sin(start[6])
+                dx, dy = start[3] - start[1], start[4] - start[2]
+                spot = f'{c * dx + sn * dy:.2f} {-sn * dx + c * dy:+.2f}'
+            row = f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{spot:>14}{pushed:>9.2f}{after:>8.2f}'
+            row += f'{run.falls:>6}'
+            print(f'{row}  {run.reason}', flush=True)
     print(f'kicked in {kicked} of {args.trials} walk-ups')
     return 0
 

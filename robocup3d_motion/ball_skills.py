@@ -30,6 +30,7 @@ LOST_TURN = 0.5  # rad/s turning in place to find a lost ball
 AVOID_RADIUS = 0.6  # m kept from other robots' centres while walking past them
 GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
+FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 
 
 def wrap(a: float) -> float:
@@ -92,6 +93,7 @@ class Task:
         self.falls = 0
         self._lost_since: float | None = None
         self._last_ball: tuple[float, float] | None = None
+        self._orbit = 0  # the way round the ball: +1 anticlockwise, -1 clockwise, 0 not going round
         self.avoid: tuple[tuple[float, float], ...] = ()  # other robots to walk round (field frame)
 
     @property
@@ -138,6 +140,25 @@ class Task:
         if self._last_ball is not None and v.pose is not None:
             turn = math.copysign(LOST_TURN, math.atan2(*reversed(to_robot(v.pose, *self._last_ball))))
         return Action(velocity=(0.0, 0.0, turn))
+
+    def orbit(self, pose: tuple[float, float, float], rel: tuple[float, float], behind: float):
+        """Sidestep round the ball facing it, ``approach.clear`` away, towards the side ``behind`` it
+        (rad, seen from the ball), the short way (kept unless the other becomes much shorter). Facing the
+        ball, the distance is kept with forward steps only: a walk that cannot step back needs no more."""
+        where = math.atan2(rel[1], rel[0])
+        to_go = wrap(behind - where)
+        way = 1 if to_go >= 0.0 else -1
+        if self._orbit == 0 or (way != self._orbit and abs(to_go) < math.radians(150.0)):
+            self._orbit = way  # the short way; near half round, the way already taken
+        radius = math.hypot(*rel)
+        if radius < 0.7 * self.approach.clear:  # too close to face it (no step back): walk away round it
+            err = wrap(where + self._orbit * 0.3 * math.pi - pose[2])
+            return 0.2 * max(0.0, math.cos(err)) ** 2, 0.0, max(-0.8, min(0.8, 1.5 * err))
+        bearing = wrap(where + math.pi - pose[2])  # the ball, seen from the robot
+        vx = max(0.0, min(0.2, 1.5 * (radius - self.approach.clear)))
+        vy = -self._orbit * 0.15 * min(1.0, abs(to_go) / 0.3)  # anticlockwise round the ball: step right
+        slow = 0.3 if abs(bearing) > 0.5 else 1.0  # face the ball first
+        return slow * vx, slow * vy, max(-0.8, min(0.8, 1.5 * bearing))
 
     def route(self, pose: tuple[float, float, float], ball: tuple[float, float], goal: tuple[float, float, float]):
         """The walk target (relative to the robot) towards ``goal``, going round the ball when it is in the way."""
@@ -253,10 +274,17 @@ class KickTask(Task):
     kind = 'kick'
 
     def __init__(
-        self, request_id: int, t: float, approach: ApproachSpec, spec: KickSpec, name: str, target: tuple[float, float]
+        self,
+        request_id: int,
+        t: float,
+        approach: ApproachSpec,
+        spec: KickSpec,
+        name: str,
+        target: tuple[float, float],
+        slack: float = 0.0,
     ) -> None:
         super().__init__(request_id, t, approach)
-        self.spec, self.name, self.target = spec, name, target
+        self.spec, self.name, self.target, self.slack = spec, name, target, slack
         self.foot: str | None = None
         self._settle_since: float | None = None
         self.kicked_at: float | None = None
@@ -277,6 +305,16 @@ class KickTask(Task):
             self.foot = best
         return self.foot
 
+    def aim(self, pose: tuple[float, float, float], ball: tuple[float, float], heading: float, foot: str) -> float:
+        """The kick's heading within the target's window (``slack`` m either side of it) nearest to where the
+        robot would send the ball now: every degree it need not turn is time (and a slow-turning robot's
+        drift) saved."""
+        if self.slack <= 0.0:
+            return heading
+        half = math.atan2(self.slack, max(math.hypot(self.target[0] - ball[0], self.target[1] - ball[1]), 1e-6))
+        now = pose[2] + self.spec.angle(foot)
+        return heading + max(-half, min(half, wrap(now - heading)))
+
     def act(self, v: View) -> Action:
         if self.phase == 'kicking':
             if v.skill == self.spec.skill(self.foot or 'right'):
@@ -289,6 +327,7 @@ class KickTask(Task):
         assert pose is not None
         heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
         foot = self.choose_foot(pose, ball, heading)
+        heading = self.aim(pose, ball, heading, foot)
         face = heading - self.spec.angle(foot)  # the heading that sends the ball at the target
         bx, by = to_robot(pose, *ball)
         sx, sy = self.spec.spot(foot)
@@ -310,12 +349,23 @@ class KickTask(Task):
             return Action(skill=self.spec.skill(foot))
         self._settle_since = None
         self.phase = 'approaching'
+        rel = (pose[0] - ball[0], pose[1] - ball[1])
+        along = math.cos(face) * rel[0] + math.sin(face) * rel[1]  # the robot on the kick's line through the ball
+        off = math.atan2(abs(math.cos(face) * rel[1] - math.sin(face) * rel[0]), max(-along, 1e-6))
+        near = math.hypot(*rel) < self.approach.clear + 0.4
+        going_round = self._orbit != 0 and (off > math.radians(40.0) or bx < sx)  # until behind it, at the spot
+        if near and (off > math.radians(60.0) or bx < sx - 2.0 * tol.x or going_round):
+            # beside or before the ball, or nearer it than the spot: round it facing it, out to the walk's
+            # clearance (walking on would push it or leave it behind, and the walk may not step back)
+            return Action(velocity=self.orbit(pose, rel, face + math.pi))
+        self._orbit = 0
         goal = kick_pose(ball, heading, (sx, sy), self.spec.angle(foot))
         yaw_tol = math.radians(tol.yaw_deg)
-        if lined_up(pose, goal, max(2.0 * tol.y, 0.05), 2.0 * yaw_tol) and math.hypot(bx - sx, by - sy) < FINE:
-            # behind the spot on its line: the last centimetres in small steps forward
+        yaw_err = wrap(face - pose[2])
+        if math.hypot(bx - sx, by - sy) < FINE and abs(yaw_err) < FINE_YAW:
+            # the ball near the spot: the last centimetres and degrees in small steps, never walking round
             x, y = to_robot(pose, goal[0], goal[1])
-            return Action(velocity=fine_velocity((x, y, wrap(face - pose[2])), (tol.x, tol.y, yaw_tol)))
+            return Action(velocity=fine_velocity((x, y, yaw_err), (tol.x, tol.y, yaw_tol)))
         return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
 
 
@@ -340,7 +390,6 @@ class DribbleTask(Task):
         self.spec, self.target = spec, target
         self.reach = 0.5  # m from the target: done
         self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
-        self._orbit = 0  # the way round the ball: +1 anticlockwise, -1 clockwise, 0 not going round
 
     def act(self, v: View) -> Action:
         ball = self.ball_or_search(v)
@@ -380,25 +429,6 @@ class DribbleTask(Task):
             return Action(velocity=self.orbit(pose, (rx, ry), heading + math.pi))
         goal = line_up_point(pose, kick_pose(ball, heading, (sx, sy)), self.approach.line_up)
         return Action(walk_target=self.route(pose, ball, goal))
-
-    def orbit(self, pose: tuple[float, float, float], rel: tuple[float, float], behind: float):
-        """Sidestep round the ball facing it, ``approach.clear`` away, towards the side ``behind`` it
-        (rad, seen from the ball), the short way (kept unless the other becomes much shorter). Facing the
-        ball, the distance is kept with forward steps only: a walk that cannot step back needs no more."""
-        where = math.atan2(rel[1], rel[0])
-        to_go = wrap(behind - where)
-        way = 1 if to_go >= 0.0 else -1
-        if self._orbit == 0 or (way != self._orbit and abs(to_go) < math.radians(150.0)):
-            self._orbit = way  # the short way; near half round, the way already taken
-        radius = math.hypot(*rel)
-        if radius < 0.7 * self.approach.clear:  # too close to face it (no step back): walk away round it
-            err = wrap(where + self._orbit * 0.3 * math.pi - pose[2])
-            return 0.2 * max(0.0, math.cos(err)) ** 2, 0.0, max(-0.8, min(0.8, 1.5 * err))
-        bearing = wrap(where + math.pi - pose[2])  # the ball, seen from the robot
-        vx = max(0.0, min(0.2, 1.5 * (radius - self.approach.clear)))
-        vy = -self._orbit * 0.15 * min(1.0, abs(to_go) / 0.3)  # anticlockwise round the ball: step right
-        slow = 0.3 if abs(bearing) > 0.5 else 1.0  # face the ball first
-        return slow * vx, slow * vy, max(-0.8, min(0.8, 1.5 * bearing))
 
     def push(self, across: float, side: float, yaw_err: float, to_go: float, ahead: float):
         """Walk through the ball: steer onto the line, keep the ball in front of the feet."""

@@ -269,7 +269,7 @@ class MotionCore:
             if missing:
                 self.error = f'kick refused: {self.robot.name} has no skill {missing[0]!r} for kick {req.kick!r}'
                 return self.error
-            task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target)
+            task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target, req.slack)
         elif isinstance(req, Dribble):
             task = DribbleTask(req.id, t, bs.approach, bs.dribble, req.target)
         else:

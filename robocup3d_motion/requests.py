@@ -4,7 +4,7 @@ A request is a JSON object with a ``kind`` (field frame: metres, radians, +x tow
 goal we attack)::
 
     {"kind": "goto", "x": -3.0, "y": 1.0, "theta": 0.0}
-    {"kind": "kick", "target": [15.0, 0.0], "kick": "long"}
+    {"kind": "kick", "target": [15.0, 0.0], "kick": "long", "slack": 0.5}
     {"kind": "dribble", "target": [10.0, 2.0]}
 
 An optional ``id`` (an int) comes back in ``motion_state``'s ``task`` so that the asker can
@@ -78,6 +78,9 @@ class Kick(_Request):
     kind: Literal['kick'] = 'kick'
     target: tuple[Metres, Metres]
     kick: str = 'long'
+    #: m either side of ``target``, across the kick, where the ball may as well go (a goal mouth): the
+    #: robot kicks along whichever line in that window it is nearest to facing, rather than turning to the centre
+    slack: Annotated[float, Field(ge=0.0, le=FIELD_LIMIT, allow_inf_nan=False)] = 0.0
     avoid: Obstacles = ()
 
 

@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 
 from robocup3d_motion.requests import MAX_AVOID, Dribble, GoTo, Kick, MotionRequest, SkillRequest
-from robocup3d_strategy.on_ball import Choice, KickReach, choose_on_ball, far_kick
+from robocup3d_strategy.on_ball import CLEAR_SLACK, Choice, KickReach, choose_on_ball, far_kick
 from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
 __all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
@@ -227,7 +227,9 @@ class Goalie:
         if ours and mine and (s.field.in_our(s.field.box, bx, by) or s.field.in_our(s.field.box, *stop)):
             away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
             kick = far_kick(s.kicks)
-            return Choice(Kick(target=away, kick=kick.name) if kick is not None else Dribble(target=away), 'clear')
+            if kick is None:
+                return Choice(Dribble(target=away), 'clear')
+            return Choice(Kick(target=away, kick=kick.name, slack=CLEAR_SLACK), 'clear')
         half = s.field.goal_width / 2.0
         y = max(-half, min(half, by * 0.3))
         return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'guard')

@@ -40,6 +40,8 @@ DRIBBLE_LOOK = 2.5  # m ahead an opponent is in the dribble's way
 DRIBBLE_SWERVE = math.radians(40.0)  # how far off the line to the goal the dribble goes round him
 FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
 POST_MARGIN = 0.35  # m inside the posts a shot aims at most
+PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver steps to it)
+CLEAR_SLACK = 2.0  # m either side of a clear's or a set play's target
 
 
 @dataclass(frozen=True)
@@ -194,26 +196,27 @@ def choose_on_ball(
         p = _pass(ball, kicks, mates, opponents, robots, min_gain=-2.0)
         if p is not None:
             _, unum, target, kick = p
-            return Choice(Kick(target=target, kick=kick.name), f'pass {unum}')
+            return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
         side = math.copysign(1.0, kick_off_side or 1.0)
         kick = far_kick(kicks)
         if kick is not None:
             target = (min(half[0] - 2.0, ball[0] + 0.7 * half[0]), side * 0.6 * half[1])
-            return Choice(Kick(target=target, kick=kick.name), 'set play to the side')
+            return Choice(Kick(target=target, kick=kick.name, slack=CLEAR_SLACK), 'set play to the side')
         return Choice(Dribble(target=(ball[0] + 3.0, side * 3.0)), 'set play dribble')
     if ball[0] < -half[0] * (1.0 - 2.0 * CLEAR_ZONE) and pressed:
         side = math.copysign(1.0, ball[1] or 1.0)
         target = (ball[0] + 0.4 * half[0], side * 0.7 * half[1])
         kick = far_kick(kicks)
         if kick is not None:
-            return Choice(Kick(target=target, kick=kick.name), 'clear')
+            return Choice(Kick(target=target, kick=kick.name, slack=CLEAR_SLACK), 'clear')
         return Choice(Dribble(target=target), 'clear')
     shot = _shoot(ball, (half[0], goal_width), kicks, robots)
     if shot is not None:
         _, p, kick = shot
-        return Choice(Kick(target=p, kick=kick.name), 'shoot')
+        slack = max(0.0, goal_width / 2.0 - POST_MARGIN - abs(p[1]))  # anywhere in the goal it fits
+        return Choice(Kick(target=p, kick=kick.name, slack=round(slack, 2)), 'shoot')
     p = _pass(ball, kicks, mates, opponents, robots, min_gain=PASS_GAIN if not pressed else 0.0)
     if p is not None:
         _, unum, target, kick = p
-        return Choice(Kick(target=target, kick=kick.name), f'pass {unum}')
+        return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
     return Choice(Dribble(target=_dribble_target(ball, goal, opponents, half)), 'dribble')

@@ -37,7 +37,8 @@ class BallRun:
     falls: int = 0
     ball_start: tuple[float, float] = (0.0, 0.0)
     ball_end: tuple[float, float] = (0.0, 0.0)
-    trace: list[tuple[float, float, float, float, float, str]] = field(default_factory=list)  # t, x, y, bx, by, phase
+    #: t, x, y, bx, by, phase, yaw: the robot's torso and the ball (ground truth) every 5 cycles
+    trace: list[tuple[float, float, float, float, float, str, float]] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -67,7 +68,7 @@ def run_request(s: SimSession, request: MotionRequest, seconds: float) -> BallRu
         phase = task.get('phase', '') if mine else 'sent'
         p, b = s.pose, s.ball
         if p is not None and b is not None:
-            run.trace.append(((s.cycles - start) * CYCLE, p.x, p.y, b[0], b[1], phase))
+            run.trace.append(((s.cycles - start) * CYCLE, p.x, p.y, b[0], b[1], phase, p.yaw))
             down = p.up < FALLEN_UP
             run.falls += down and not fallen
             fallen = down

@@ -16,7 +16,7 @@ import pytest
 from robocup3d_bridge.config_files import load_config
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, View, detour, kick_pose, to_robot
-from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, load_kicks_config
+from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, Tolerance, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
@@ -63,9 +63,9 @@ class Robot:
         return any(abs(v) > 1e-6 for v in self.speed)
 
 
-def run_kick(robot: Robot, ball: list[float], target=(10.0, 0.0), roll=(0.0, 0.0), seconds=60.0, where=None):
+def run_kick(robot: Robot, ball: list[float], target=(10.0, 0.0), roll=(0.0, 0.0), seconds=60.0, where=None, slack=0.0):
     """Step a kick task until it kicks: (task, the ball's closest distance before, where ``where(pose)``, skill)."""
-    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', target)
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', target, slack)
     closest = math.inf
     while robot.t < seconds:
         ball[0] += roll[0] * DT
@@ -240,6 +240,7 @@ def test_dribble_walks_the_ball_to_the_target_keeping_it_close() -> None:
 def test_requests_round_trip_and_plain_skill_names() -> None:
     k = Kick(target=(12.0, -1.0), kick='quick', id=7)
     assert parse_request(k.to_text()) == k
+    assert parse_request(Kick(target=(12.0, 0.0), slack=1.2).to_text()).slack == 1.2
     assert parse_request(GoTo(x=1, y=2, theta=4.0).to_text()).theta == pytest.approx(4.0 - 2 * math.pi)
     assert parse_request(Dribble(target=(1, 1)).to_text()).kind == 'dribble'
     assert parse_request(' stand ') == SkillRequest(name='stand')
@@ -257,6 +258,8 @@ def test_requests_round_trip_and_plain_skill_names() -> None:
         ('{"kind": "kick", "target": [1]}', 'target'),
         ('{"kind": "kick", "target": [1e999, 0]}', 'finite'),
         ('{"kind": "kick", "target": [1, 2], "power": 3}', "unknown key 'power'"),
+        ('{"kind": "kick", "target": [1, 2], "slack": -1}', 'slack'),
+        ('{"kind": "kick", "target": [1, 2], "slack": NaN}', 'slack'),
         ('{"kind": "goto", "x": 1}', 'y'),
         ('{"kind": "goto", "x": "1", "y": 0}', 'finite number'),
         ('{"kind": "goto", "x": 1, "y": 0, "id": -1}', 'id'),
@@ -350,3 +353,44 @@ def test_a_kick_that_goes_off_at_an_angle_is_aimed_by_turning_the_robot() -> Non
     assert task.step(View(0.0, right, ball)).skill == 'KICK_R'
     left = kick_pose(ball, 0.0, angled.spot('left'), angled.angle('left'))
     assert left[2] == pytest.approx(math.radians(-25.0))
+
+
+def _kick_time(slack: float, seed: int) -> float:
+    rng = random.Random(seed)
+    ball = [0.0, 0.0]
+    bearing = rng.uniform(-2.5, 2.5) + math.pi  # from anywhere but right in front of the ball
+    robot = Robot(2.0 * math.cos(bearing), 2.0 * math.sin(bearing), rng.uniform(-3, 3))
+    task, _, skill = run_kick(robot, ball, slack=slack)
+    assert skill is not None, task.state()
+    heading = robot.pose[2] + SPEC.angle(task.foot)  # where this kick sends the ball (the ball is at 0, 0)
+    window = math.atan2(slack, 10.0) + math.radians(1.5 * SPEC.tolerance.yaw_deg)  # and the kick's own tolerance
+    assert abs(math.remainder(heading, math.tau)) <= window, f'aimed {math.degrees(heading):.1f} deg off'
+    return robot.t
+
+
+def test_a_kick_with_slack_aims_anywhere_in_the_window_and_comes_sooner() -> None:
+    """A shot at a goal mouth need not turn to its centre: the kick goes along the line in the window
+    nearest the robot's heading, so it comes sooner (the T1 turns slowly) and still inside the window."""
+    exact = [_kick_time(0.0, seed) for seed in range(6)]
+    loose = [_kick_time(1.5, seed) for seed in range(6)]
+    assert sum(loose) < sum(exact)
+
+
+def test_a_robot_turned_within_the_slack_kicks_at_once() -> None:
+    ball = (0.0, 0.0)
+    pose = kick_pose(ball, math.radians(8.0), SPEC.spot('right'))  # 8 deg off the target's centre line
+    spec = SPEC.model_copy(update={'tolerance': Tolerance(yaw_deg=3.0)})
+    assert KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0)).step(View(0.0, pose, ball)).skill is None
+    assert KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0), 1.5).step(View(0.0, pose, ball)).skill == 'KICK_R'
+
+
+def test_a_ball_nearer_than_the_spot_is_walked_round_not_into() -> None:
+    """A walk that cannot step back, with the ball at its toes (half the spot's distance): it goes round
+    the ball out to its clearance and comes back in behind it, never walking into it (the old approach
+    stepped on towards its line-up point and pushed the ball away)."""
+    ball = [0.0, 0.0]
+    robot = Robot(-0.1, 0.08, 0.0)
+    start = math.hypot(0.1, 0.08)
+    task, closest, skill = run_kick(robot, ball, seconds=30.0)
+    assert skill is not None and aligned(robot, ball, task.foot)
+    assert closest >= start - 0.01, f'walked to within {closest:.2f} m of the ball'

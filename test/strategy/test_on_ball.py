@@ -35,6 +35,17 @@ def test_it_shoots_past_the_goalkeeper_on_the_open_side() -> None:
     assert c.reason != 'shoot'
 
 
+def test_a_shot_may_go_anywhere_inside_the_posts_and_no_further() -> None:
+    """The shot's slack lets motion aim at any line into the goal mouth it is nearest to facing; the
+    window (target +- slack) stays inside the posts, whichever point across the goal was chosen."""
+    for keeper in ((27.0, 0.0), (27.0, 1.2), (27.0, -1.2), (40.0, 0.0)):
+        c = choose((20.0, 0.3), opponents=[keeper])
+        assert c.reason == 'shoot'
+        y, slack = c.request.target[1], c.request.slack
+        assert abs(y) + slack <= GOAL_WIDTH / 2.0 - 0.3
+    assert choose((20.0, 0.0)).request.slack > 1.0  # an open goal: most of its width
+
+
 def test_no_shot_out_of_reach_or_from_a_set_play() -> None:
     assert choose((5.0, 0.0)).reason == 'dribble'  # 22.5 m: the kick stops short
     c = choose((0.0, 0.0), set_play=True, kick_off_side=-1.0)
