@@ -24,32 +24,19 @@ from robocup3d_bridge.percept_topics import PerceptTopics
 from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_bridge.protocol import make_protocol
 from robocup3d_bridge.sanitize import PerceptSanitizer
-from robocup3d_description.robots import RobotSpec, mujoco_robot, nao
+from robocup3d_description.guess import guess_robot, spec_for
+from robocup3d_description.robots import RobotSpec
 
 __all__ = ['PerceptRebuild', 'robot_of']
 
-#: the robots a percept can come from, by server: RCSSServerMJ's (which sends joint velocities) and
-#: rcssserver3d's (which does not; a type 1-3 Nao has type 0's joints and feet)
-_CANDIDATES = {'mujoco': ('T1', 'K1'), 'simspark': ('nao4', 'nao0')}
-
-
-def _spec(name: str) -> RobotSpec:
-    low = name.lower()
-    if low.startswith('nao'):
-        return nao(int(low[3:] or 0))
-    return mujoco_robot(name)
-
 
 def robot_of(p: Percept) -> RobotSpec | None:
-    """The robot of a percept: of its server, the one with the fewest joints that has all the percept names.
-
-    The server is told by the joint velocities, which RCSSServerMJ sends and rcssserver3d does not (the T1,
-    K1 and Nao share joint names). ``None``: no joints in the percept, or no robot has them.
+    """The robot of a percept, by :func:`~robocup3d_description.guess.guess_robot` from its joint names and
+    whether it has joint velocities (RCSSServerMJ sends them, rcssserver3d does not; the T1, K1 and Nao share
+    joint names). ``None``: no joints in the percept, or no robot has them.
     """
-    joints = set(p.joint_positions)
-    server = 'mujoco' if p.joint_velocities else 'simspark'
-    fits = [spec for spec in map(_spec, _CANDIDATES[server]) if joints and joints <= set(spec.joint_names)]
-    return min(fits, key=lambda s: len(s.joint_names)) if fits else None
+    guess = guess_robot(p.joint_positions, velocities=bool(p.joint_velocities))
+    return spec_for(guess.name) if guess is not None else None
 
 
 class PerceptRebuild:
@@ -66,7 +53,7 @@ class PerceptRebuild:
         team, _, player = self.namespace.strip('/').partition('/')
         self.team = team
         self.unum = int(player[1:]) if player[1:].isdigit() else 0
-        self.robot: RobotSpec | None = None if robot == 'auto' else _spec(robot)
+        self.robot: RobotSpec | None = None if robot == 'auto' else spec_for(robot)
         self.side = Side.UNKNOWN
         self.parse_errors = 0
         self._topics: PerceptTopics | None = None

@@ -482,53 +482,51 @@ class Recorder:
         except (ValueError, TypeError, KeyError, AttributeError):
             pass
 
-    def _body(self, ns_prefix: str, names: list[str]) -> object:
+    def _body(self, ns_prefix: str, names: list[str], velocities: bool) -> object:
         """The player's kinematic model: ``--robot``; or (``auto``) the one its ``robot_description`` names,
-        else the robot whose joints its joint_states name (a Nao's type only from its description: the
+        else the robot its joint states show (:func:`~robocup3d_description.guess.guess_robot`: their joint
+        names, and joint velocities for RCSSServerMJ's robots; a Nao's type only from its description: the
         types share joint names, so a Nao waits :data:`DESCRIPTION_WAIT` joint states for one). None: not yet."""
         body = self._bodies.get(ns_prefix)
         if body is not None:
             return body
         from robocup3d_description.body import body_for  # noqa: PLC0415
+        from robocup3d_description.guess import guess_robot  # noqa: PLC0415
 
         if self.args.robot != 'auto':
             body = body_for(self.args.robot)
         else:
-            have = set(names)
-            for robot in ('T1', 'K1', 'nao4', 'nao0'):
-                try:
-                    candidate = body_for(robot)
-                except (ValueError, OSError):
-                    continue
-                if have == set(candidate.joint_names):
-                    body = candidate
-                    break
+            guess = guess_robot(names, velocities=velocities)
+            try:
+                body = body_for(guess.name) if guess is not None else None
+            except (ValueError, OSError):
+                body = None
             waited = self._undescribed[ns_prefix] = self._undescribed.get(ns_prefix, 0) + 1
-            if body is not None and body.name.startswith('nao') and waited < DESCRIPTION_WAIT:
+            if body is not None and guess.is_nao and waited < DESCRIPTION_WAIT:
                 return None
             if body is None:
                 print(
-                    f'record: {ns_prefix}: no robot model with joints {sorted(have)[:4]}...: no link TF',
+                    f'record: {ns_prefix}: no robot model with joints {sorted(names)[:4]}...: no link TF',
                     file=sys.stderr,
                 )
                 body = False
-            elif body.name.startswith('nao'):
+            elif guess.is_nao:
                 print(f'record: {ns_prefix}: no robot_description: link TF of {body.name}', file=sys.stderr)
         self._bodies[ns_prefix] = body
         return body
 
     def _described(self, ns_prefix: str, data: bytes) -> None:
-        """A player's URDF: with ``--robot auto`` its robot name picks the model of its link TF."""
+        """A player's URDF: with ``--robot auto`` the robot it names is the model of its link TF."""
         if self.args.robot != 'auto':
             return
         from robocup3d_description.body import body_for  # noqa: PLC0415
-        from robocup3d_description.urdf import robot_name  # noqa: PLC0415
+        from robocup3d_description.guess import guess_robot  # noqa: PLC0415
 
         try:
-            name = robot_name(self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
-            if name is None:
-                raise ValueError('a URDF without a robot name')
-            self._bodies[ns_prefix] = body_for(name)
+            guess = guess_robot(urdf=self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data)
+            if guess is None:
+                raise ValueError('a URDF without the name of a robot we model')
+            self._bodies[ns_prefix] = body_for(guess.name)
         except (AttributeError, ValueError, OSError) as exc:
             print(f'record: {ns_prefix}/robot_description: no model from it ({exc})', file=sys.stderr)
 
@@ -541,7 +539,7 @@ class Recorder:
             return
         self._tf_due[prefix] = ns + int(self.args.tf_period * 1e9)
         js = self.msgs.joint_state(data)
-        body = self._body(prefix, list(js.name))
+        body = self._body(prefix, list(js.name), len(js.velocity) > 0)
         if not body:
             return
         poses = forward_kinematics(body, dict(zip(js.name, js.position, strict=False)))

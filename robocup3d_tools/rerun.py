@@ -54,24 +54,16 @@ def _stamp_ns(t: float) -> int:
     return int(sec) * 1_000_000_000 + round((t - sec) * 1e9) % 1_000_000_000
 
 
-def _robot_of(joints: set[str], server: str, described: str | None) -> str:
-    """The player's robot: as its recorded ``robot_description`` names it, else from its joints (a Nao's
-    type only from the description: the types share joint names; one with toes is type 4)."""
-    from robocup3d_description.body import body_for  # noqa: PLC0415
-    from robocup3d_description.robots import robot_spec  # noqa: PLC0415
+def _robot_of(joints: set[str], server: str, urdf: str | None) -> str:
+    """The player's robot: as its recorded ``robot_description`` names it, else from its joints
+    (:func:`~robocup3d_description.guess.guess_robot`; RCSSServerMJ's percepts carry joint velocities),
+    else the server's default robot (T1, or a Nao built as type 0)."""
+    from robocup3d_description.guess import guess_robot  # noqa: PLC0415
 
-    if described is not None:
-        try:
-            body_for(described)
-            return described
-        except ValueError:
-            pass
-    if server == 'simspark':
-        return 'nao4' if joints - set(robot_spec('simspark', 'nao', 0).joint_names) else 'nao0'
-    for name in ('T1', 'K1'):
-        if joints <= set(robot_spec('mujoco', name).joint_names):
-            return name
-    return 'T1'
+    guess = guess_robot(joints, velocities=server == 'mujoco', urdf=urdf)
+    if guess is not None:
+        return guess.name
+    return 'nao0' if server == 'simspark' else 'T1'
 
 
 class _Player:
@@ -127,17 +119,15 @@ class _Player:
 def _read_inputs(
     bag: Path,
 ) -> tuple[dict[str, list[str]], dict[str, dict[int, tuple[float, float, float]]], dict[str, str]]:
-    """Each player's recorded server messages (in order), walk velocities (by stamp, ns) and robot (as its
-    ``robot_description`` names it)."""
+    """Each player's recorded server messages (in order), walk velocities (by stamp, ns) and
+    ``robot_description`` (its URDF text)."""
     from rosbags.typesys import Stores, get_typestore  # noqa: PLC0415
-
-    from robocup3d_description.urdf import robot_name  # noqa: PLC0415
 
     store = get_typestore(Stores.ROS2_KILTED)
     reader = open_bag(bag)
     texts: dict[str, list[str]] = {}
     odom: dict[str, dict[int, tuple[float, float, float]]] = {}
-    robots: dict[str, str] = {}
+    urdfs: dict[str, str] = {}
     try:
         conns = [c for c in reader.connections if _RAW.match(c.topic)]
         try:
@@ -149,16 +139,14 @@ def _read_inputs(
                     s, v, w = msg.header.stamp, msg.twist.twist.linear, msg.twist.twist.angular
                     odom.setdefault(player, {})[s.sec * 1_000_000_000 + s.nanosec] = (v.x, v.y, w.z)
                 elif m['rest'] == 'robot_description':
-                    name = robot_name(msg.data)
-                    if name:
-                        robots[player] = name
+                    urdfs[player] = msg.data
                 else:
                     texts.setdefault(player, []).append(msg.data)
         except Exception as exc:  # noqa: BLE001 - rosbags raises many kinds for a bad chunk
             raise BagError(f'{reader.bag_name}: corrupted or truncated data ({_why(exc)})') from None
     finally:
         reader.close()
-    return texts, odom, robots
+    return texts, odom, urdfs
 
 
 def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[str, PlayerRun], object]:
@@ -173,7 +161,7 @@ def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[st
 
     data = load_match(bag, rules=rules)  # the server as the bag's /truth/game names it
     server = 'simspark' if data.field.name.startswith('simspark') else 'mujoco'
-    texts, odom, robots = _read_inputs(bag)
+    texts, odom, urdfs = _read_inputs(bag)
     if not texts:
         raise MissingInputs(
             'no /<team>/p<unum>/raw/percept topics (the server messages the rerun needs): record with '
@@ -194,7 +182,7 @@ def rerun_bag(bag: Path, rules: str = 'ssim', secret: str = '') -> tuple[dict[st
         )
     runs = {}
     for player in players:
-        runs[player] = _rerun_player(player, texts[player], odom.get(player), server, robots.get(player), rules, secret)
+        runs[player] = _rerun_player(player, texts[player], odom.get(player), server, urdfs.get(player), rules, secret)
     return runs, data
 
 
@@ -203,7 +191,7 @@ def _rerun_player(
     texts: list[str],
     odom: dict[int, tuple[float, float, float]] | None,
     server: str,
-    described: str | None,
+    urdf: str | None,
     rules: str,
     secret: str,
 ) -> PlayerRun:
@@ -218,7 +206,7 @@ def _rerun_player(
             joints |= set(parse_percept(text, dialect).joint_positions)
         except PerceptParseError:
             continue
-    robot = _robot_of(joints, server, described)
+    robot = _robot_of(joints, server, urdf)
     sim = _Player(team, int(unum), robot, server, rules, secret)
     out = PlayerRun(player, robot, odometry=odom is not None)
     for text in texts:

@@ -10,15 +10,12 @@ of a percept topic that both bags hold for the same cycle decodes to the same fi
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
-import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from bag_support import read_bag, start_recording
+from bag_support import read_bag, recorded_session
 
 REPO = Path(__file__).resolve().parents[2]
 TEAM = f'Reb{os.getpid() % 10000}'
@@ -49,47 +46,13 @@ def _messages(bag: Path) -> dict[str, dict[tuple[int, int], list[object]]]:
 @pytest.fixture(scope='module')
 def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """The same 6 s of one T1, recorded by a default recorder and by one with ``--no-rebuild``."""
-    for package in ('rcsssmj', 'rosbags'):
-        if importlib.util.find_spec(package) is None:
-            pytest.skip(f'{package} not installed')
-    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415 - optional packages, after the skip
-    from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415
-    from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415
-    from robocup3d_tools.team_config import PlayerConfig, TeamConfig  # noqa: PLC0415
-    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
-
     run = tmp_path_factory.mktemp('rebuild')
-    env = ros_environment()
-    aport, mport = free_port(), free_port()
-    server = start_mujoco_server(run / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
-    recorders: list[subprocess.Popen] = []
-    runner = trainer = None
-    try:
-        trainer = connect_trainer(mport, Dialect.MUJOCO)
-        for name, rebuild in (('rebuilt', True), ('live', False)):
-            recorders.append(start_recording(run / name, [TEAM], mport, env, run / f'{name}.log', rebuild=rebuild))
-        team = TeamConfig('mujoco', TEAM, '127.0.0.1', aport, (PlayerConfig(1, 'T1'),))
-        runner = TeamRunner(team, run, env=env)  # players publish raw/percept (no --no-raw)
-        runner.start()
-        trainer.wait_for(lambda s: s.team_left == TEAM, 90.0)
-        time.sleep(2.0)  # both recorders find the player's topics (they look once a second)
-        trainer.poll(0.1)
-        trainer.kick_off('Left')
-        t0, w0 = trainer.state.server_time, time.monotonic()
-        end = w0 + 120.0
-        while (trainer.state.server_time - t0 < 6.0 or time.monotonic() - w0 < 6.0) and time.monotonic() < end:
-            trainer.poll(0.2)
-    finally:
-        for recorder in recorders:
-            stop_process(recorder, timeout=20.0)
-        if runner is not None:
-            runner.stop()
-        if trainer is not None:
-            trainer.close()
-        stop_process(server)
-    for recorder, name in zip(recorders, ('rebuilt', 'live'), strict=True):
-        assert recorder.returncode == 0, (run / f'{name}.log').read_text()
-    return run / 'rebuilt', run / 'live', (run / 'rebuilt.log').read_text()
+    with recorded_session(run, {'rebuilt': {'rebuild': True}, 'live': {'rebuild': False}}, [TEAM]) as session:
+        session.add_team(TEAM)  # players publish raw/percept (no --no-raw)
+        session.let_recorders_subscribe()  # both recorders find the player's topics
+        session.trainer.kick_off('Left')
+        session.play(6.0, wall_seconds=6.0)
+    return run / 'rebuilt', run / 'live', session.log('rebuilt')
 
 
 def test_the_rebuilt_percept_topics_equal_what_the_bridge_published(two_bags: tuple[Path, Path, str]) -> None:

@@ -8,14 +8,12 @@ long kick on ``motion_request`` as strategy would, and ``robocup3d record`` reco
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import time
 from pathlib import Path
 
 import pytest
-from bag_support import robocup3d, start_recording
+from bag_support import recorded_session, robocup3d
 
 REPO = Path(__file__).resolve().parents[2]
 KICKER, OTHER = f'Kick{os.getpid() % 10000}', f'Oth{os.getpid() % 10000}'
@@ -37,82 +35,51 @@ def _place(trainer: object, team: str, x: float, y: float, yaw: float = 0.0) -> 
     trainer.send(f'(agent (unum 1) (team {team}) (move3d {x:.4f} {y:.4f} {PLACE_Z["T1"]:.4f} {w:.6f} 0 0 {qz:.6f}))')
 
 
-def _run_for(trainer: object, seconds: float, wall_limit: float = 120.0) -> None:
-    """Read the monitor for ``seconds`` of server time (a sync-mode server runs at the players' pace)."""
-    t0, end = trainer.state.server_time, time.monotonic() + wall_limit
-    while trainer.state.server_time - t0 < seconds and time.monotonic() < end:
-        trainer.poll(0.1)
-
-
 @pytest.fixture(scope='module')
 def kick_bag(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    for package in ('rcsssmj', 'rosbags'):
-        if importlib.util.find_spec(package) is None:
-            pytest.skip(f'{package} not installed')
-    import rclpy  # noqa: PLC0415 - after the skip
-    from std_msgs.msg import String  # noqa: PLC0415
-
-    from robocup3d_bridge.percept import Dialect  # noqa: PLC0415
-    from robocup3d_tools.kick_tasks import kick_setup  # noqa: PLC0415
-    from robocup3d_tools.ros_env import ros_environment  # noqa: PLC0415
-    from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process  # noqa: PLC0415
-    from robocup3d_tools.team_config import PlayerConfig, TeamConfig  # noqa: PLC0415
-    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
-
     run = tmp_path_factory.mktemp('report_kick')
-    env = ros_environment()
-    saved = {k: os.environ.get(k) for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')}
-    os.environ.update({k: env[k] for k in saved})  # this process's rclpy joins the players' domain
-    aport, mport = free_port(), free_port()
-    server = start_mujoco_server(run / 'server', aport, mport, ['--sync', '--no-realtime'], env=env)
-    recorder = trainer = node = None
-    started = False
-    runners = []
-    try:
-        trainer = connect_trainer(mport, Dialect.MUJOCO)
-        recorder = start_recording(run / 'bag', [KICKER, OTHER], mport, env, run / 'recorder.log')
-        for i, team in enumerate((KICKER, OTHER)):
-            config = TeamConfig('mujoco', team, '127.0.0.1', aport, (PlayerConfig(1, 'T1'),))
-            runner = TeamRunner(config, run / team, env=env, extra_args=['--no-raw', '--no-play'], clock_player=1 - i)
-            runner.start()
-            runners.append(runner)
-            trainer.wait_for(lambda s, team=team: team in (s.team_left, s.team_right), 90.0)
-        started = not rclpy.ok()  # other tests of this process may have a context already
-        if started:
-            rclpy.init(args=[])
-        node = rclpy.create_node('report_kick_test')
-        request = node.create_publisher(String, f'/{KICKER}/p1/motion_request', 10)
-        time.sleep(2.0)  # the recorder finds the players' topics (it looks once a second)
-        trainer.kick_off('Left')
-        _run_for(trainer, 0.5)
-        trainer.drop_ball()  # play on: the referee leaves players where the trainer puts them
-        _place(trainer, KICKER, *KICKER_AT)
-        _place(trainer, OTHER, *OTHER_AT, yaw=math.pi)
-        trainer.move_ball(0.0, -8.0, 0.11)  # out of the way while they settle
-        _run_for(trainer, 3.0)
-        (sx, sy), _ = kick_setup('T1', 'long')
-        trainer.move_ball(KICKER_AT[0] + sx, KICKER_AT[1] + sy, 0.11)
-        _run_for(trainer, 0.5)
-        request.publish(String(data='KICK_LONG_RIGHT'))  # a skill by name, as strategy may ask for one
-        _run_for(trainer, 8.0)
-    finally:
-        if node is not None:
-            node.destroy_node()
+    with recorded_session(run, {'bag': {}}, [KICKER, OTHER]) as session:
+        import rclpy  # noqa: PLC0415 - after the session's skip
+        from std_msgs.msg import String  # noqa: PLC0415
+
+        from robocup3d_tools.kick_tasks import kick_setup  # noqa: PLC0415
+
+        trainer = session.trainer
+        saved = {k: os.environ.get(k) for k in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_DOMAIN_ID')}
+        os.environ.update({k: session.env[k] for k in saved})  # this process's rclpy joins the players' domain
+        node = None
+        started = False
+        try:
+            for i, team in enumerate((KICKER, OTHER)):
+                session.add_team(team, run / team, extra_args=['--no-raw', '--no-play'], clock_player=1 - i)
+            started = not rclpy.ok()  # other tests of this process may have a context already
             if started:
-                rclpy.try_shutdown()
-        if recorder is not None:
-            stop_process(recorder, timeout=20.0)
-        for runner in runners:
-            runner.stop()
-        if trainer is not None:
-            trainer.close()
-        stop_process(server)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    assert recorder.returncode == 0, (run / 'recorder.log').read_text()
+                rclpy.init(args=[])
+            node = rclpy.create_node('report_kick_test')
+            request = node.create_publisher(String, f'/{KICKER}/p1/motion_request', 10)
+            session.let_recorders_subscribe()
+            trainer.kick_off('Left')
+            session.play(0.5)
+            trainer.drop_ball()  # play on: the referee leaves players where the trainer puts them
+            _place(trainer, KICKER, *KICKER_AT)
+            _place(trainer, OTHER, *OTHER_AT, yaw=math.pi)
+            trainer.move_ball(0.0, -8.0, 0.11)  # out of the way while they settle
+            session.play(3.0)
+            (sx, sy), _ = kick_setup('T1', 'long')
+            trainer.move_ball(KICKER_AT[0] + sx, KICKER_AT[1] + sy, 0.11)
+            session.play(0.5)
+            request.publish(String(data='KICK_LONG_RIGHT'))  # a skill by name, as strategy may ask for one
+            session.play(8.0)
+        finally:
+            if node is not None:
+                node.destroy_node()
+                if started:
+                    rclpy.try_shutdown()
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
     return run / 'bag'
 
 

@@ -75,3 +75,25 @@ def test_a_bag_without_the_percepts_gets_one_line_and_exit_2(recorded_bag: Path)
     assert out.returncode == 2, out.stdout + out.stderr
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and 'raw/percept' in lines[0] and str(recorded_bag) in lines[0], out.stderr
+
+
+@pytest.mark.parametrize(
+    ('capture', 'server', 'robot'),
+    [
+        ('rcssservermj/capture_T1.txt', 'mujoco', 'T1'),
+        ('rcssservermj/capture_K1.txt', 'mujoco', 'K1'),  # a K1's joints are the T1's but its waist: not a T1
+        ('simspark/type2_single_agent.txt', 'simspark', 'nao0'),
+        ('simspark/type4_single_agent.txt', 'simspark', 'nao4'),
+    ],
+)
+def test_without_a_description_the_rerun_takes_the_robot_its_percepts_show(
+    shared_dir: Path, capture: str, server: str, robot: str
+) -> None:
+    from robocup3d_bridge.perception import parse_percept  # noqa: PLC0415
+    from robocup3d_tools.rerun import _robot_of  # noqa: PLC0415
+
+    lines = [m for m in (shared_dir / 'captures' / capture).read_text().splitlines() if m.startswith('(')][:50]
+    joints = set().union(*(parse_percept(m).joint_positions for m in lines))
+    assert _robot_of(joints, server, None) == robot
+    assert _robot_of(joints, server, '<robot name="nao3">') == 'nao3'  # the description wins
+    assert _robot_of(set(), server, None) == ('T1' if server == 'mujoco' else 'nao0')
