@@ -8,7 +8,7 @@ where it went, and how long it took.
     PYTHONPATH=. python bench/bench_walkup.py [--robot T1] [--kick long] [--trials 5] [--seed 3] [--slack 1.5]
 
 Prints per trial: start distance and bearing, the task's outcome, when the kick started (server
-seconds) and where the ball lay then (m, robot frame, ground truth), the ball pushed before the
+seconds), where the ball lay then (m, robot frame, ground truth) and how fast it rolled, the ball pushed before the
 kick (m), the ball's travel after it (m), falls, and why the task failed.
 """
 
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--slack', type=float, default=0.0, help='m either side of the goal centre the kick may aim')
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
-    head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}'
+    head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}{"m/s":>6}'
     head += f'{"pushed m":>9}{"ball m":>8}{"falls":>6}'
     print(f'{head}  reason')
     kicked = 0
@@ -56,13 +56,17 @@ def main(argv: list[str] | None = None) -> int:
             after = math.hypot(run.ball_end[0] - start[3], run.ball_end[1] - start[4]) if start else 0.0
             kicked += start is not None
             at = f'{start[0]:.1f}' if start else '-'
-            spot = '-'
-            if start:  # the ball in the robot's ground frame (truth) as the kick started
+            spot, rolling = '-', '-'
+            if start:  # the ball in the robot's ground frame (truth) as the kick started, and its speed
                 c, sn = math.cos(start[6]), math.sin(start[6])
                 dx, dy = start[3] - start[1], start[4] - start[2]
                 spot = f'{c * dx + sn * dy:.2f} {-sn * dx + c * dy:+.2f}'
-            row = f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{spot:>14}{pushed:>9.2f}{after:>8.2f}'
-            row += f'{run.falls:>6}'
+                k = run.trace.index(start)
+                if k > 0:
+                    prev = run.trace[k - 1]
+                    rolling = f'{math.hypot(start[3] - prev[3], start[4] - prev[4]) / (start[0] - prev[0]):.2f}'
+            row = f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{spot:>14}{rolling:>6}'
+            row += f'{pushed:>9.2f}{after:>8.2f}{run.falls:>6}'
             print(f'{row}  {run.reason}', flush=True)
     print(f'kicked in {kicked} of {args.trials} walk-ups')
     return 0
