@@ -11,7 +11,7 @@ team and FC Portugal's assign them:
   (:func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
   :data:`MATE_AGE` or fallen do not count): it shoots, passes, clears or dribbles
   (:mod:`robocup3d_strategy.on_ball`), takes our set plays without a direct shot, and keeps
-  :data:`SET_PLAY_DISTANCE` from the ball in the opponents' set plays;
+  the field's ``set_play_distance`` from the ball in the opponents' set plays (so does everyone);
 * the others take the role places of ``config/roles.yaml`` (supporter, defenders, wings,
   forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
   kept clear of the ball and out of our goalie's area (the rules limit the players in it);
@@ -41,7 +41,6 @@ __all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Suppor
 
 MATE_AGE = 1.5  # s: an older teammate position does not count
 STRIKER_MARGIN = 0.5  # m another player must be closer by to take the ball over
-SET_PLAY_DISTANCE = 2.5  # m from the ball in the opponents' set plays
 SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
 REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
@@ -56,7 +55,8 @@ class Field:
 
     ``box``: the area (depth, width) in which our goalie comes out to clear the ball;
     ``area``: the area in which at most ``area_max`` of a team's players may stand (goalie
-    included), so the field players keep out of ours.
+    included), so the field players keep out of ours; ``set_play_distance``: how far every
+    player keeps from the ball in the opponents' set plays (a little more than the rules ask).
     """
 
     length: float = 30.0
@@ -65,6 +65,7 @@ class Field:
     box: tuple[float, float] = (1.8, 3.9)
     area: tuple[float, float] = (1.8, 3.9)
     area_max: int = 3
+    set_play_distance: float = 2.5
 
     @property
     def their_goal(self) -> tuple[float, float]:
@@ -86,11 +87,14 @@ class Field:
         return x, y
 
 
-# rcssserver3d 0.7.3: penalty area 1.8 x 3.9 m, at most 3 defenders in it; RCSSServerMJ's fifa7vs7
-# field: penalty area 9 x 16.5 m, goalie area 4 x 7.3 m with at most 2 players of a team in it
+# rcssserver3d 0.7.3: penalty area 1.8 x 3.9 m, at most 3 defenders in it, FreeKickDistance 2 m (its
+# monitor's game info). RCSSServerMJ's fifa7vs7 field: penalty area 9 x 16.5 m, goalie area 4 x 7.3 m
+# with at most 2 players of a team in it; in the opponents' kick-off, throw-in, corner and free kicks its
+# referee moves every player of ours within the centre circle's radius (5.5 m) of the ball to the
+# touchline, at once and every cycle (rcsssmj 0.2.1, soccer_referee._penalize_misplaced_players).
 FIELDS = {
-    'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 3.9), area=(1.8, 3.9), area_max=3),
-    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2),
+    'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 3.9), area=(1.8, 3.9), area_max=3, set_play_distance=2.5),
+    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=6.0),
 }
 
 
@@ -197,7 +201,8 @@ class Striker:
         if s.phase == 'theirs':  # keep away, between the ball and our goal
             bx, by = s.ball
             d = math.hypot(bx + s.field.length / 2.0, by) or 1.0
-            x, y = bx - SET_PLAY_DISTANCE * (bx + s.field.length / 2.0) / d, by - SET_PLAY_DISTANCE * by / d
+            keep = s.field.set_play_distance
+            x, y = bx - keep * (bx + s.field.length / 2.0) / d, by - keep * by / d
             x, y = s.field.out_of_our_area(x, y)
             return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'keep the distance')
         mates = {u: p for u, p in field_players(s).items() if u != s.unum}
@@ -250,7 +255,7 @@ class Supporter:
             x, y = s.place
         else:
             x, y = s.field.clamp(hx + SUPPORT_SHIFT[0] * bx, hy + SUPPORT_SHIFT[1] * by)
-        clear = SET_PLAY_DISTANCE if s.phase == 'theirs' else SUPPORT_CLEAR
+        clear = s.field.set_play_distance if s.phase == 'theirs' else SUPPORT_CLEAR
         d = math.hypot(x - bx, y - by)
         if d < clear:  # out of the striker's way
             k = clear / max(d, 1e-3)

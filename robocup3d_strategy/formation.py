@@ -11,7 +11,7 @@ from pydantic import PlainValidator, field_validator
 from robocup3d_bridge.config_files import ConfigError, config_path, load_config
 from robocup3d_bridge.config_schema import Section, validate
 
-__all__ = ['BEAM_MODES', 'FormationsFile', 'formation_pose', 'load_formations', 'should_beam']
+__all__ = ['BEAM_MODES', 'FormationsFile', 'beam_pose', 'formation_pose', 'load_formations', 'should_beam']
 
 #: Play modes in which the servers accept a beam.
 BEAM_MODES = frozenset({'BeforeKickOff', 'Goal_Left', 'Goal_Right'})
@@ -65,6 +65,22 @@ def formation_pose(formations: dict, server: str, unum: int) -> tuple[float, flo
     if len(pose) != 3 or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pose):
         raise ConfigError(f'formation {server!r} player {unum}: expected [x, y, theta_deg], got {pose!r}')
     return float(pose[0]), float(pose[1]), math.radians(pose[2])
+
+
+def beam_pose(
+    home: tuple[float, float, float], play_mode: str | None, side: str | None, keep: float
+) -> tuple[float, float, float]:
+    """Where to beam in ``play_mode``: the kick-off place, or, after our goal (the opponents kick off
+    next), that place moved out to ``keep`` m from the centre: the servers put a player of ours inside
+    the centre circle during their kick-off off the field (RCSSServerMJ) or away (rcssserver3d)."""
+    x, y, theta = home
+    d = math.hypot(x, y)
+    ours_scored = side in ('left', 'right') and play_mode == f'Goal_{side.capitalize()}'
+    if not ours_scored or d >= keep:
+        return home
+    if d < 1e-6:
+        return -keep, 0.0, theta
+    return x * keep / d, y * keep / d, theta
 
 
 def should_beam(play_mode: str | None, last_beam_time: float | None, now: float, period: float = 1.0) -> bool:

@@ -31,7 +31,7 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_perception.team_view import TeamView
 from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
-from robocup3d_strategy.formation import formation_pose, load_formations, should_beam
+from robocup3d_strategy.formation import beam_pose, formation_pose, load_formations, should_beam
 from robocup3d_strategy.on_ball import KickReach
 from robocup3d_strategy.roles import load_roles
 
@@ -119,7 +119,7 @@ class StrategyNode(Node):
     def _tick(self) -> None:
         now = time.monotonic()
         if should_beam(self.play_mode, self._last_beam, now):
-            x, y, th = self.home
+            x, y, th = beam_pose(self.home, self.play_mode, self.side, self.field.set_play_distance)
             self.pub_beam.publish(Pose2D(x=x, y=y, theta=th))
             self._last_beam = now
 

@@ -10,6 +10,7 @@ import pytest
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
 from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, assign, choose_role, phase_of
+from robocup3d_strategy.formation import beam_pose
 from robocup3d_strategy.on_ball import KickReach
 from robocup3d_strategy.roles import load_roles, scram
 
@@ -79,8 +80,13 @@ def test_no_direct_shot_from_our_kick_off_and_distance_in_theirs() -> None:
     assert isinstance(req, Kick) and abs(req.target[1]) > 3.0  # to the side
     req = Decider().decide(situation(phase='theirs', ball=(1.0, 1.0)), 0.0)
     assert isinstance(req, GoTo)
-    assert math.hypot(req.x - 1.0, req.y - 1.0) == pytest.approx(2.5)
+    # RCSSServerMJ moves any of ours within its centre circle's radius (5.5 m) of the ball to the touchline
+    assert math.hypot(req.x - 1.0, req.y - 1.0) == pytest.approx(FIELD.set_play_distance)
+    assert FIELD.set_play_distance > 5.5
     assert req.x < 1.0  # on our side of the ball
+    mates = [Mate(4, 0.5, 1.0)]  # nearer the ball: this player supports, and keeps away too
+    req = Decider().decide(situation(phase='theirs', ball=(1.0, 1.0), pose=(-1.0, 0.0, 0.0), mates=mates), 0.0)
+    assert isinstance(req, GoTo) and math.hypot(req.x - 1.0, req.y - 1.0) > 5.5
 
 
 def test_supporters_keep_clear_of_the_ball_and_the_goalie_guards_the_line() -> None:
@@ -221,3 +227,16 @@ def test_field_players_keep_out_of_our_goalie_area() -> None:
     req = Decider().decide(s, 0.0)
     assert isinstance(req, GoTo) and not FIELD.in_our(FIELD.area, req.x, req.y), req
     assert req.x == pytest.approx(-27.5 + 4.0 + 0.3)
+
+
+def test_after_our_goal_the_kick_off_taker_is_beamed_out_of_the_centre_circle() -> None:
+    """They kick off after our goal: a place inside the circle would be penalised (RCSSServerMJ puts the
+    player on the touchline). After their goal, and before the first kick-off, the place is kept."""
+    home = (-3.0, 0.0, 0.0)
+    x, y, _ = beam_pose(home, 'Goal_Left', 'left', FIELD.set_play_distance)
+    assert math.hypot(x, y) == pytest.approx(FIELD.set_play_distance) and x < 0.0
+    assert beam_pose(home, 'Goal_Right', 'left', FIELD.set_play_distance) == home  # we kick off
+    assert beam_pose(home, 'BeforeKickOff', 'left', FIELD.set_play_distance) == home
+    assert beam_pose(home, 'Goal_Right', 'right', FIELD.set_play_distance)[0] == pytest.approx(-6.0)
+    far = (-12.0, 6.0, 0.0)
+    assert beam_pose(far, 'Goal_Left', 'left', FIELD.set_play_distance) == far

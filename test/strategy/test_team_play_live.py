@@ -6,6 +6,7 @@ only places robot and ball and reads the server's ground truth.
 
 from __future__ import annotations
 
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -32,3 +33,21 @@ def test_the_goalie_moves_to_cover_a_ball_near_our_goal(tmp_path: Path) -> None:
             covered = s.pose is not None and s.pose.y > 0.5 and s.pose.x < -25.0
         assert covered, f'goalie at {s.pose}, motion {s.state.get("task")}, strategy {s.strategy}'
         assert s.pose.up > 0.5
+
+
+def test_in_their_kick_off_our_player_keeps_out_of_the_centre_circle(tmp_path: Path) -> None:
+    """RCSSServerMJ moves any of our players within 5.5 m of the ball in the opponents' set plays (kick-off,
+    throw-in, corner, free kick) to the touchline, at once. Our kick-off taker, 8 m from the ball, must
+    not walk in while they kick off (it used to go to 2.5 m and be put off the field)."""
+    with SimSession('T1', unum=2, log_dir=tmp_path, player_args=('--world-model',), play=True) as s:
+        s.place(-8.0, 0.0, 0.0)
+        s.trainer.move_ball(0.0, 0.0, 0.11)
+        s.trainer.kick_off('Right')
+        start, nearest = s.cycles, float('inf')
+        while (s.cycles - start) * 0.02 < 12.0:
+            s.wait_cycles(10)
+            assert s.state.get('task'), 'the player plays'
+            nearest = min(nearest, math.hypot(s.pose.x, s.pose.y))
+            assert abs(s.pose.y) < 17.0, f'put off the field at {s.pose}: it came within 5.5 m of the ball'
+        assert nearest > 5.5
+        assert s.strategy.get('phase') == 'theirs', s.strategy
