@@ -47,6 +47,8 @@ REFRESH = 1.0  # s: the same request is sent again after this long (with where t
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
 RETOUCH_BAN = 20.0  # s at most a set play's taker is kept off the ball
+TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
+SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
 
 
 @dataclass(frozen=True)
@@ -299,6 +301,8 @@ class Decider:
         self._spot: tuple[float, float] | None = None  # the ball in our set play
         self.taker: int | None = None  # our set play's taker, kept off the ball (no double touch)
         self._taken_at = -math.inf
+        self._ours_since = -math.inf  # when our set play began
+        self._timed_out = False  # our last set play ended by its time running out (nobody touched the ball)
 
     def decide(self, s: Situation, now: float, task: dict | None = None) -> MotionRequest | None:
         """The request to send now, or None; ``task``: ``motion_state``'s task."""
@@ -312,6 +316,15 @@ class Decider:
         s.banned = self.taker
         self.role, self.on_ball = assign(s, self.on_ball)
         choice = ROLES[self.role].act(s)
+        if (
+            self.taker == s.unum
+            and s.ball is not None
+            and s.pose is not None
+            and _dist(s.pose[:2], s.ball) < TAKER_CLEAR
+        ):
+            # we took the set play and the ball is still at our feet: any step (or the rest of a kick) may touch
+            # it again, a foul (RCSSServerMJ gives a free kick for a second touch after 1 s): stand still
+            choice = Choice(SkillRequest(name='stand'), 'took the set play: keep off the ball')
         if choice is None:
             return None
         req, self.reason = choice.request, choice.reason
@@ -332,8 +345,12 @@ class Decider:
         """Who took our set play, kept off the ball until someone else has touched it (see the module doc)."""
         if s.phase == 'ours' and s.ball is not None:
             self._spot = s.ball
+        if s.phase == 'ours' and self._phase != 'ours':
+            self._ours_since = now
         if self._phase == 'ours' and s.phase == 'play_on':
             self.taker, self._taken_at = self.on_ball, now
+            # play went on before the set play's time ran out: someone touched the ball, if only a nudge
+            self._timed_out = now - self._ours_since >= SET_PLAY_TIME
         self._phase = s.phase
         if self.taker is None:
             return
@@ -346,6 +363,6 @@ class Decider:
             s.phase != 'play_on'
             or now - self._taken_at > RETOUCH_BAN
             or (s.ball is not None and any(_dist(p, s.ball) < TOUCH for p in others))
-            or (untouched and now - self._taken_at > 3.0)
+            or (untouched and self._timed_out and now - self._taken_at > 3.0)
         ):
             self.taker = None

@@ -100,6 +100,35 @@ def test_supporters_keep_clear_of_the_ball_and_the_goalie_guards_the_line() -> N
     assert isinstance(req, Kick) and req.target[0] == 0.0  # cleared to the side
 
 
+def test_the_set_play_taker_with_the_ball_still_at_its_feet_stands_still() -> None:
+    """Its walk-up touched the ball (the server plays on) but the ball is 0.4 m away: walking off, or the rest
+    of its kick, would touch it again, a second touch (a free kick to them on RCSSServerMJ)."""
+    d = Decider()
+    mate = Mate(4, -3.0, 2.0)
+    d.decide(situation(phase='ours', pose=(-0.3, 0.0, 0.0), mates=[mate]), 0.0)
+    req = d.decide(situation(pose=(-0.3, 0.0, 0.0), ball=(0.1, 0.05), mates=[mate]), 0.4)
+    assert d.taker == 3 and req == SkillRequest(name='stand', id=req.id)
+    req = d.decide(situation(pose=(-0.3, 0.0, 0.0), ball=(1.5, 0.3), mates=[mate]), 1.4)  # it rolled away
+    assert isinstance(req, GoTo) and d.taker == 3
+
+
+def test_a_nudged_set_play_keeps_its_taker_off_but_one_that_ran_out_does_not() -> None:
+    """Play going on before the set play's 15 s are up means the taker touched the ball, however little it
+    moved (a walk-up's nudge): the ban holds. After a set play that ran out untouched, it ends after 3 s."""
+    mate = Mate(4, -3.0, 2.0)
+    nudged = Decider()
+    nudged.decide(situation(phase='ours', pose=(-0.5, 0.0, 0.0), mates=[mate]), 0.0)
+    nudged.decide(situation(pose=(-0.5, 0.0, 0.0), ball=(0.1, 0.0), mates=[mate]), 11.0)
+    nudged.decide(situation(pose=(-0.5, 0.0, 0.0), ball=(0.1, 0.0), mates=[mate]), 15.0)
+    assert nudged.taker == 3
+    ran_out = Decider()
+    ran_out.decide(situation(phase='ours', pose=(-0.5, 0.0, 0.0), mates=[mate]), 0.0)
+    ran_out.decide(situation(pose=(-0.5, 0.0, 0.0), ball=(0.0, 0.0), mates=[mate]), 15.0)
+    assert ran_out.taker == 3
+    ran_out.decide(situation(pose=(-0.5, 0.0, 0.0), ball=(0.0, 0.0), mates=[mate]), 18.5)
+    assert ran_out.taker is None
+
+
 def test_the_set_play_taker_keeps_off_the_ball_until_another_player_touches_it() -> None:
     d = Decider()
     mate = Mate(4, -3.0, 2.0)
