@@ -239,6 +239,12 @@ class Goalie:
             return Choice(Kick(target=away, kick=kick.name, slack=CLEAR_SLACK), 'clear')
         half = s.field.goal_width / 2.0
         y = max(-half, min(half, by * 0.3))
+        keep = s.field.set_play_distance
+        if s.phase == 'theirs' and math.hypot(bx - line_x, by - y) < keep:
+            # their set play near our goal: the rules keep the goalie away too; along the line, the near side
+            side = math.copysign(1.0, y - by or by or 1.0)
+            y = by + side * math.sqrt(max(keep * keep - (bx - line_x) ** 2, 0.0))
+            return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'keep the distance')
         return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'guard')
 
 

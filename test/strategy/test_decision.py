@@ -269,3 +269,13 @@ def test_after_our_goal_the_kick_off_taker_is_beamed_out_of_the_centre_circle() 
     assert beam_pose(home, 'Goal_Right', 'right', FIELD.set_play_distance)[0] == pytest.approx(-6.0)
     far = (-12.0, 6.0, 0.0)
     assert beam_pose(far, 'Goal_Left', 'left', FIELD.set_play_distance) == far
+
+
+def test_the_goalie_keeps_the_set_play_distance_too() -> None:
+    """A free kick of theirs 3 m in front of our goal: RCSSServerMJ would put a goalie within 5.5 m of the
+    ball on the touchline, leaving the goal empty; it stands on its line, beside the goal, far enough."""
+    req = Decider().decide(situation(unum=1, pose=(-27.0, 0.0, 0.0), ball=(-24.5, 0.5), phase='theirs'), 0.0)
+    assert isinstance(req, GoTo) and req.x < -26.0
+    assert math.hypot(req.x + 24.5, req.y - 0.5) >= FIELD.set_play_distance - 1e-6
+    far = Decider().decide(situation(unum=1, pose=(-27.0, 0.0, 0.0), ball=(-10.0, 3.0), phase='theirs'), 0.0)
+    assert isinstance(far, GoTo) and abs(far.y) <= FIELD.goal_width / 2.0  # far away: it guards as ever
