@@ -129,6 +129,7 @@ class Situation:
     place: tuple[float, float] | None = None  # the role place assigned to this player (set by assign)
     banned: int | None = None  # the set play's taker, kept off the ball (no double touch)
     ball_stop: tuple[float, float] | None = None  # where the ball will stop (world model), if it rolls
+    last_ball: tuple[float, float] | None = None  # where the ball was last believed to be, however vaguely
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -254,9 +255,13 @@ class Supporter:
     def act(self, s: Situation) -> Choice | None:
         hx, hy, _ = s.home
         if s.ball is None:
-            if s.pose is not None:  # turn on the spot until the ball is seen again
+            if s.pose is not None:  # turn on the spot until the ball is seen again, towards where it was
                 x, y, yaw = s.pose
-                return Choice(GoTo(x=x, y=y, theta=math.remainder(yaw + SEARCH_TURN, math.tau)), 'search')
+                turn = SEARCH_TURN
+                if s.last_ball is not None:
+                    bearing = math.remainder(math.atan2(s.last_ball[1] - y, s.last_ball[0] - x) - yaw, math.tau)
+                    turn = math.copysign(SEARCH_TURN, bearing)
+                return Choice(GoTo(x=x, y=y, theta=math.remainder(yaw + turn, math.tau)), 'search')
             return Choice(GoTo(x=hx, y=hy, theta=0.0), 'home')
         bx, by = s.ball
         if s.place is not None:

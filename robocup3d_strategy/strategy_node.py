@@ -160,6 +160,7 @@ class StrategyNode(Node):
             pose=self._pose,
             ball=self._ball if self._ball_fresh(now) else None,
             ball_stop=self._ball_stop if self._ball_fresh(now) else None,
+            last_ball=self._ball,
             home=self.home,
             field=self.field,
             mates=self._mates,

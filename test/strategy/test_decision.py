@@ -230,6 +230,11 @@ def test_a_player_that_lost_the_ball_turns_to_find_it() -> None:
     assert d.reason == 'search'
     turned = d.decide(situation(pose=(3.0, 1.0, 2.0), ball=None), 0.2)
     assert isinstance(turned, GoTo) and turned.theta == pytest.approx(math.remainder(3.5, math.tau))
+    # it was last believed to the right (south-east of a robot facing north-east): turn right
+    s = situation(pose=(3.0, 1.0, 0.5), ball=None)
+    s.last_ball = (5.0, -2.0)
+    right = Decider().decide(s, 0.0)
+    assert isinstance(right, GoTo) and right.theta == pytest.approx(0.5 - 1.5)
 
 
 def test_every_walking_request_carries_the_other_robots_to_walk_round() -> None:
