@@ -221,15 +221,6 @@ def fine_velocity(err: tuple[float, float, float], tol: tuple[float, float, floa
     return (_creep(x, 1.5, 0.04, 0.2, tol[0]), _creep(y, 1.5, 0.04, 0.15, tol[1]), _creep(yaw, 1.5, 0.15, 0.6, tol[2]))
 
 
-def lined_up(pose: tuple[float, float, float], goal: tuple[float, float, float], lateral: float, yaw: float) -> bool:
-    """Whether the robot stands behind ``goal`` (field pose) on its line, within ``lateral`` m and ``yaw`` rad."""
-    gx, gy, gyaw = goal
-    c, s = math.cos(gyaw), math.sin(gyaw)
-    dx, dy = pose[0] - gx, pose[1] - gy
-    along, across = c * dx + s * dy, -s * dx + c * dy
-    return along < 0.02 and abs(across) < lateral and abs(wrap(gyaw - pose[2])) < yaw
-
-
 def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float, float]:
     """``goal`` moved ``back`` m against its heading."""
     gx, gy, gyaw = goal
