@@ -9,8 +9,10 @@ estimates, so a ball that rolls or is nudged moves the plan with it.
 A kick (:class:`KickTask`) picks the foot by cost (as UT Austin Villa's
 ``computeKickCost``: the walk to each foot's kick pose, and the turn to walk there, with a
 margin against switching back and forth), walks to the pose behind the ball, going round the
-ball when it stands in the way, and starts the kick once the ball lies at the kick's spot
-within its tolerance (after the walk has stopped, for a kick that needs it). Phases:
+ball when it stands in the way (facing it, when the robot is beside, ahead of or too near it),
+aims along the line within the request's ``slack`` it is nearest to facing, and starts the kick
+once the ball lies at the kick's spot within its tolerance (after the walk has stopped, for a
+kick that needs it). Phases:
 ``approaching``, ``settling``, ``kicking``, then ``done``; ``failed`` with a reason (the
 ball was lost, the task took too long, too many falls); ``fallen`` while the robot lies or
 gets up, after which it goes on.
