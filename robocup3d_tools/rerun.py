@@ -262,8 +262,8 @@ def stats(
 
 def compare(runs: dict[str, PlayerRun], data: object) -> dict[str, dict]:
     """Per player: the rerun's and the live estimates' errors (:func:`stats`) on the same cycles: those with
-    a live estimate in the bag (the recorder may have subscribed to ``pose`` later than to ``raw/percept``);
-    all the rerun's cycles for a player without live estimates."""
+    both a live estimate and a percept in the bag (the recorder may have subscribed to ``pose`` later than to
+    ``raw/percept``, and may miss one at the end); all the rerun's cycles for a player without live estimates."""
     out = {}
     for player, run in runs.items():
         truth = data.truth[player]
@@ -276,6 +276,10 @@ def compare(runs: dict[str, PlayerRun], data: object) -> dict[str, dict]:
             continue
         live_t = {_stamp_ns(t) for t in live.t}
         pick = [i for i, t in enumerate(run.t) if _stamp_ns(t) in live_t]
+        # and the live estimates of those cycles only: a cycle's pose may be in the bag without its percept
+        # (the recorder stopped between them, or dropped one under load)
+        run_t = {_stamp_ns(run.t[i]) for i in pick}
+        live_pick = [i for i, t in enumerate(live.t) if _stamp_ns(t) in run_t]
         seen = {_stamp_ns(t) for t in run.ball_t}  # the cycles whose See held the ball
         lb = data.belief_ball.get(player)
         keep = [i for i, t in enumerate(lb.t) if _stamp_ns(t) in seen] if lb is not None else []
@@ -291,7 +295,7 @@ def compare(runs: dict[str, PlayerRun], data: object) -> dict[str, dict]:
             [run.ball_t[i] for i in ball_pick],
             [run.ball[i] for i in ball_pick],
         )
-        row['live'] = stats(truth, data.ball, live.t, live.v, bt, bxy)
+        row['live'] = stats(truth, data.ball, live.t[live_pick], live.v[live_pick], bt, bxy)
         row['same_as_live'] = _same_share(run, live)
         out[player] = row
     return out
