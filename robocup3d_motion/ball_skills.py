@@ -223,6 +223,16 @@ def fine_velocity(err: tuple[float, float, float], tol: tuple[float, float, floa
     return (_creep(x, 1.5, 0.04, 0.2, tol[0]), _creep(y, 1.5, 0.04, 0.15, tol[1]), _creep(yaw, 1.5, 0.15, 0.6, tol[2]))
 
 
+def on_line(pose: tuple[float, float, float], ball: tuple[float, float], heading: float) -> tuple[float, float, float]:
+    """Where the robot stands on the line through ``ball`` along ``heading``: (along, across, off), with along
+    negative behind the ball, across to its left, and off the robot's angle from the line behind it, seen from
+    the ball (rad)."""
+    c, s = math.cos(heading), math.sin(heading)
+    rx, ry = pose[0] - ball[0], pose[1] - ball[1]
+    along, across = c * rx + s * ry, -s * rx + c * ry
+    return along, across, math.atan2(abs(across), max(-along, 1e-6))
+
+
 def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float, float]:
     """``goal`` moved ``back`` m against its heading."""
     gx, gy, gyaw = goal
@@ -343,8 +353,7 @@ class KickTask(Task):
         self._settle_since = None
         self.phase = 'approaching'
         rel = (pose[0] - ball[0], pose[1] - ball[1])
-        along = math.cos(face) * rel[0] + math.sin(face) * rel[1]  # the robot on the kick's line through the ball
-        off = math.atan2(abs(math.cos(face) * rel[1] - math.sin(face) * rel[0]), max(-along, 1e-6))
+        _, _, off = on_line(pose, ball, face)  # the robot on the kick's line through the ball
         near = math.hypot(*rel) < self.approach.clear + 0.4
         going_round = self._orbit != 0 and (off > math.radians(40.0) or bx < sx)  # until behind it, at the spot
         if near and (off > math.radians(60.0) or bx < sx - 2.0 * tol.x or going_round):
@@ -396,8 +405,7 @@ class DribbleTask(Task):
         heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
         c, s = math.cos(heading), math.sin(heading)
         rx, ry = pose[0] - ball[0], pose[1] - ball[1]
-        along, across = c * rx + s * ry, -s * rx + c * ry  # the robot on the line through the ball
-        off = math.atan2(abs(across), max(-along, 1e-6))  # its angle off the line, seen from the ball
+        along, across, off = on_line(pose, ball, heading)  # the robot on the line through the ball
         bx, by = to_robot(pose, *ball)
         sx, sy = self.spec.ball
         yaw_err = wrap(heading - pose[2])

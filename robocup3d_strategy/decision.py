@@ -326,16 +326,13 @@ class Decider:
         self._watch_set_play(s, now)
         s.banned = self.taker
         self.role, self.on_ball = assign(s, self.on_ball)
-        choice = ROLES[self.role].act(s)
-        if (
-            self.taker == s.unum
-            and s.ball is not None
-            and s.pose is not None
-            and _dist(s.pose[:2], s.ball) < TAKER_CLEAR
-        ):
+        at_feet = s.ball is not None and s.pose is not None and _dist(s.pose[:2], s.ball) < TAKER_CLEAR
+        if self.taker == s.unum and at_feet:
             # we took the set play and the ball is still at our feet: any step (or the rest of a kick) may touch
             # it again, a foul (RCSSServerMJ gives a free kick for a second touch after 1 s): stand still
-            choice = Choice(SkillRequest(name='stand'), 'took the set play: keep off the ball')
+            choice: Choice | None = Choice(SkillRequest(name='stand'), 'took the set play: keep off the ball')
+        else:
+            choice = ROLES[self.role].act(s)
         if choice is None:
             return None
         req, self.reason = choice.request, choice.reason
