@@ -1,0 +1,57 @@
+"""Issue #21's scoring scenario: a forward 3 m behind the ball, 4 m in front of the opponents' goal.
+
+One T1 plays on its own (its whole player: world model, strategy, motion) on RCSSServerMJ in sync
+mode; the trainer puts it at (20.5, y) facing the goal and the ball at (23.5, 0), and the server's
+ground truth says whether and when the ball crossed the goal line between the posts.
+
+    PYTHONPATH=. python bench/bench_score.py [--trials 5] [--seconds 40] [--offset 0.0]
+
+Prints per trial: scored or not, the time, the ball's end position, and the strategy's reasons in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from robocup3d_tools.sim_session import SimSession
+
+GOAL_X, POST_Y, BALL_R = 27.5, 1.83, 0.11  # RCSSServerMJ's fifa7vs7 field
+CYCLE = 0.02
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--trials', type=int, default=5)
+    ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
+    ap.add_argument('--offset', type=float, default=0.0, help='m to the side the robot starts')
+    args = ap.parse_args(argv)
+    goals = 0
+    print(f'{"trial":>5}  {"result":<8}{"at s":>6}  {"ball end":>14}  reasons')
+    with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
+        for i in range(args.trials):
+            s.trainer.drop_ball()
+            s.place(GOAL_X - 7.0, args.offset, 0.0)
+            s.trainer.move_ball(GOAL_X - 4.0, 0.0, BALL_R)
+            start, scored, reasons = s.cycles, False, []
+            while (s.cycles - start) * CYCLE < args.seconds and not scored:
+                s.wait_cycles(10)
+                reason = s.strategy.get('reason')
+                if reason and (not reasons or reasons[-1] != reason):
+                    reasons.append(reason)
+                b = s.ball
+                scored = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
+            goals += scored
+            b = s.ball or (float('nan'), float('nan'))
+            t = (s.cycles - start) * CYCLE
+            result = 'goal' if scored else 'no goal'
+            print(f'{i:>5}  {result:<8}{t:>6.1f}  {b[0]:>7.2f}{b[1]:>7.2f}  {", ".join(reasons)}', flush=True)
+    print(f'goals: {goals} of {args.trials}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
