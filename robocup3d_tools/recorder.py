@@ -382,7 +382,9 @@ class Recorder:
                 self._subs[topic] = None
                 continue
             pubs = self.node.get_publishers_info_by_topic(topic)
-            latched = pubs and all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in pubs)
+            if not pubs:  # its publishers not discovered yet: their QoS (latched or not) decides ours; next pass
+                continue
+            latched = all(p.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in pubs)
             # a reliable reader costs the publisher twice a best-effort one's CPU per message (its
             # acknowledgements): best effort but where every message counts (latched, RELIABLE_TOPICS, and
             # /diagnostics, once a second)
