@@ -67,6 +67,8 @@ REST_SPEED = 0.05  # m/s below which the ball is at rest (over REST_S)
 REST_S = 0.5
 STAND_AFTER = 1.0  # s the robot must stand after the skill has ended
 FALLEN_UP = 0.5  # z of the torso's z axis below which it has fallen
+WALK_IN_SPEED = 0.15  # m/s forward before the kick (``--walk-in``)
+WALK_IN_EASE = 0.5  # s the motion node eases from the walk's stance into the stand
 
 # Score (lower is better), per trial, as UT Austin Villa's kick optimization: the distance along the
 # wanted direction, with penalties (m) for what makes a kick useless.
@@ -213,8 +215,13 @@ def kick_once(
     direction_deg: float = 0.0,
     yaw: float = 0.0,
     trace: bool = False,
+    walk_in: float = 0.0,
 ) -> KickTrial:
-    """One kick from a fresh stand: place the robot, the ball at ``spot`` (robot frame), kick, measure."""
+    """One kick from a fresh stand: place the robot, the ball at ``spot`` (robot frame), kick, measure.
+
+    ``walk_in`` > 0: before the ball is put down the robot walks forward (:data:`WALK_IN_SPEED`) that many
+    s and stops as a kick task stops it, so the kick starts from the end of a walk, as in play.
+    """
     x0, y0 = START[session.server_kind]
     for _ in range(3):  # a get-up still running when the trainer put the robot down throws it over again
         session.place(x0, y0, yaw)
@@ -228,6 +235,12 @@ def kick_once(
             5.0,
         ):
             break
+    if walk_in > 0.0:
+        session.drive(walk_in, lambda t: (WALK_IN_SPEED, 0.0, 0.0))
+        session.velocity(0.0, 0.0, 0.0)
+        # the walk's own stop: its last steps, the linger and the ease into the stand (a kick task kicks then)
+        session.spin_until(lambda: session.state.get('skill') == 'stand', 10.0, 'the walk did not stop')
+        session.wait_cycles(int(WALK_IN_EASE / CYCLE))
     p = session.pose
     assert p is not None
     c, s = math.cos(p.yaw), math.sin(p.yaw)
@@ -337,6 +350,7 @@ def run_kicks(
     skill_files: tuple[str, ...] = (),
     trace: bool = False,
     yaw_spread: float = 0.3,
+    walk_in: float = 0.0,
 ) -> KickResult:
     """``trials`` kicks (see the module doc); ``foot`` right, left or both (by turns); ``noise``:
     the ball's spot uniformly within +-``noise`` m in x and y."""
@@ -352,7 +366,9 @@ def run_kicks(
         x, y = base[0], base[1] if side == 'right' else -base[1]
         x, y = x + rng.uniform(-noise, noise), y + rng.uniform(-noise, noise)
         yaw = rng.uniform(-yaw_spread, yaw_spread)
-        result.kicks.append(kick_once(session, skill_name(kick, side), (x, y), swing, direction_deg, yaw, trace))
+        result.kicks.append(
+            kick_once(session, skill_name(kick, side), (x, y), swing, direction_deg, yaw, trace, walk_in)
+        )
     return result
 
 
@@ -372,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--swing', type=float, default=None, help='s from the skill start before which a touch is early')
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     ap.add_argument('--yaw-spread', type=float, default=0.3, help='rad: the robot faces a random way within +-this')
+    ap.add_argument('--walk-in', type=float, default=0.0, help='s the robot walks forward before each kick')
     ap.add_argument('--trace', action='store_true', help='the torso and the ball every 5 cycles, on stderr')
     ap.add_argument('--realtime', action='store_true', help='the server at real time (default: sync, flat out)')
     args = ap.parse_args(argv)
@@ -393,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             tuple(args.skill_params),
             args.trace,
             args.yaw_spread,
+            args.walk_in,
         )
         print(json.dumps(result.as_dict()), flush=True)
     return 0
