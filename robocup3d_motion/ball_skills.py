@@ -233,6 +233,20 @@ def on_line(pose: tuple[float, float, float], ball: tuple[float, float], heading
     return along, across, math.atan2(abs(across), max(-along, 1e-6))
 
 
+def window_point(
+    ball: tuple[float, float], target: tuple[float, float], slack: float, toward: float
+) -> tuple[float, float]:
+    """The point of the window ``target`` +- ``slack`` m (across the ball's way to it) that the line from
+    ``ball`` along ``toward`` (rad) meets, or the window's end nearest it."""
+    dx, dy = target[0] - ball[0], target[1] - ball[1]
+    dist = math.hypot(dx, dy)
+    if slack <= 0.0 or dist < 1e-6:
+        return target
+    off = wrap(toward - math.atan2(dy, dx))
+    o = max(-slack, min(slack, dist * math.tan(off))) if abs(off) < 0.5 * math.pi else math.copysign(slack, off)
+    return target[0] - o * dy / dist, target[1] + o * dx / dist
+
+
 def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float, float]:
     """``goal`` moved ``back`` m against its heading."""
     gx, gy, gyaw = goal
@@ -372,7 +386,8 @@ class KickTask(Task):
 
 
 class DribbleTask(Task):
-    """Walk the ball to ``target``: get behind it on its line to the target, then walk through it.
+    """Walk the ball to ``target`` (or anywhere within ``slack`` m either side of it, across the ball's way:
+    the line the robot is nearest to being behind): get behind it on that line, then walk through it.
 
     No stop between the two: once the robot is behind the ball, within a cone round the line from
     the target through the ball, it walks at the ball, steering back onto that line (a path follower
@@ -386,11 +401,18 @@ class DribbleTask(Task):
     ENTER, LEAVE = math.radians(25.0), math.radians(45.0)  # cone half-angles behind the ball
 
     def __init__(
-        self, request_id: int, t: float, approach: ApproachSpec, spec: DribbleSpec, target: tuple[float, float]
+        self,
+        request_id: int,
+        t: float,
+        approach: ApproachSpec,
+        spec: DribbleSpec,
+        target: tuple[float, float],
+        slack: float = 0.0,
     ) -> None:
         super().__init__(request_id, t, approach)
-        self.spec, self.target = spec, target
+        self.spec, self.target, self.slack = spec, target, slack
         self.reach = 0.5  # m from the target: done
+        self._aim: tuple[float, float] | None = None  # the window point the ball is walked to
         self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
 
     def act(self, v: View) -> Action:
@@ -399,10 +421,15 @@ class DribbleTask(Task):
             return ball
         pose = v.pose
         assert pose is not None
-        to_go = math.hypot(self.target[0] - ball[0], self.target[1] - ball[1])
+        # the window's point on the robot's way through the ball (no going round it to reach the centre),
+        # kept while the robot walks the ball: near the ball that way swings with every step
+        if self.phase != 'dribbling' or self._aim is None:
+            self._aim = window_point(ball, self.target, self.slack, math.atan2(ball[1] - pose[1], ball[0] - pose[0]))
+        aim = self._aim
+        to_go = math.hypot(aim[0] - ball[0], aim[1] - ball[1])
         if to_go < self.reach:
             return self.end('done')
-        heading = math.atan2(self.target[1] - ball[1], self.target[0] - ball[0])
+        heading = math.atan2(aim[1] - ball[1], aim[0] - ball[0])
         c, s = math.cos(heading), math.sin(heading)
         rx, ry = pose[0] - ball[0], pose[1] - ball[1]
         along, across, off = on_line(pose, ball, heading)  # the robot on the line through the ball

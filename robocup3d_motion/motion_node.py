@@ -271,7 +271,7 @@ class MotionCore:
                 return self.error
             task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target, req.slack)
         elif isinstance(req, Dribble):
-            task = DribbleTask(req.id, t, bs.approach, bs.dribble, req.target)
+            task = DribbleTask(req.id, t, bs.approach, bs.dribble, req.target, req.slack)
         else:
             task = GoToTask(req.id, t, bs.approach, (req.x, req.y, req.theta))
         if self.task is not None and not self.task.over:

@@ -5,7 +5,7 @@ goal we attack)::
 
     {"kind": "goto", "x": -3.0, "y": 1.0, "theta": 0.0}
     {"kind": "kick", "target": [15.0, 0.0], "kick": "long", "slack": 0.5}
-    {"kind": "dribble", "target": [10.0, 2.0]}
+    {"kind": "dribble", "target": [10.0, 2.0], "slack": 1.0}
 
 An optional ``id`` (an int) comes back in ``motion_state``'s ``task`` so that the asker can
 tell its request's outcome from an older one's. An optional ``avoid`` lists other robots'
@@ -89,6 +89,9 @@ class Dribble(_Request):
 
     kind: Literal['dribble'] = 'dribble'
     target: tuple[Metres, Metres]
+    #: m either side of ``target``, across the ball's way, where it may as well go (a goal mouth): the robot
+    #: walks the ball along whichever line into that window it is nearest to being behind
+    slack: Annotated[float, Field(ge=0.0, le=FIELD_LIMIT, allow_inf_nan=False)] = 0.0
     avoid: Obstacles = ()
 
 

@@ -15,7 +15,17 @@ import pytest
 
 from robocup3d_bridge.config_files import load_config
 from robocup3d_description.robots import robot_spec
-from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, View, detour, kick_pose, to_robot
+from robocup3d_motion.ball_skills import (
+    Action,
+    DribbleTask,
+    GoToTask,
+    KickTask,
+    View,
+    detour,
+    kick_pose,
+    to_robot,
+    window_point,
+)
 from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, Tolerance, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionCore
@@ -234,6 +244,41 @@ def test_dribble_walks_the_ball_to_the_target_keeping_it_close() -> None:
     assert farthest < 1.0
 
 
+def test_the_window_point_is_where_the_robots_way_through_the_ball_meets_the_window() -> None:
+    ball, target = (0.0, 0.0), (4.0, 0.0)
+    assert window_point(ball, target, 0.0, 0.3) == target  # no slack: the target itself
+    x, y = window_point(ball, target, 1.5, math.atan2(1.0, 4.0))
+    assert (x, y) == pytest.approx((4.0, 1.0))  # inside the window: on the line
+    assert window_point(ball, target, 1.5, 1.2) == pytest.approx((4.0, 1.5))  # beyond it: its end
+    assert window_point(ball, target, 1.5, -3.0) == pytest.approx((4.0, -1.5))  # backwards: the near end
+
+
+def _dribble(slack: float, start: tuple[float, float, float]) -> tuple[DribbleTask, list[float], float]:
+    """A dribble at a 3 m window at (4, 0) from ``start``, the ball pushed as the feet walk into it."""
+    spec = DribbleSpec(ball=(0.24, 0.0), speed=0.45)
+    robot, ball = Robot(*start), [0.0, 0.0]
+    task = DribbleTask(3, 0.0, APPROACH, spec, (4.0, 0.0), slack)
+    while robot.t < 60.0 and not task.over:
+        robot.apply(task.step(View(robot.t, robot.pose, tuple(ball), walking=robot.walking)))
+        robot.move()
+        bx, by = to_robot(robot.pose, *ball)
+        if 0.0 < bx < 0.2 and abs(by) < 0.1:
+            c, s = math.cos(robot.pose[2]), math.sin(robot.pose[2])
+            ball = [ball[0] + c * (0.26 - bx), ball[1] + s * (0.26 - bx)]
+    return task, ball, robot.t
+
+
+def test_a_dribble_with_slack_goes_the_way_the_robot_comes_and_ends_in_the_window() -> None:
+    """Coming at the ball from the side of a goal-mouth-wide window, the robot need not go round the ball to
+    the centre line: it walks the ball into the window along its own way."""
+    start = (-0.8, -0.6, math.atan2(0.6, 0.8))  # behind the ball, 37 deg off the line to the target
+    exact, ball_exact, _ = _dribble(0.0, start)
+    loose, ball_loose, _ = _dribble(1.5, start)
+    assert exact.phase == loose.phase == 'done'
+    assert abs(ball_exact[1]) < 0.5 and ball_loose[1] > 0.5  # the centre, and the robot's own way in
+    assert math.hypot(ball_loose[0] - 4.0, max(0.0, abs(ball_loose[1]) - 1.5)) < 0.5  # in the window
+
+
 # -- requests
 
 
@@ -243,6 +288,7 @@ def test_requests_round_trip_and_plain_skill_names() -> None:
     assert parse_request(Kick(target=(12.0, 0.0), slack=1.2).to_text()).slack == 1.2
     assert parse_request(GoTo(x=1, y=2, theta=4.0).to_text()).theta == pytest.approx(4.0 - 2 * math.pi)
     assert parse_request(Dribble(target=(1, 1)).to_text()).kind == 'dribble'
+    assert parse_request(Dribble(target=(1, 1), slack=1.5).to_text()).slack == 1.5
     assert parse_request(' stand ') == SkillRequest(name='stand')
     assert parse_request('walk_set fast').name == 'walk_set fast'
     g = GoTo(x=1, y=2, avoid=((0.5, 1.0), (3.0, -2.0)), id=3)
