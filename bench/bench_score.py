@@ -2,7 +2,8 @@
 
 One T1 plays on its own (its whole player: world model, strategy, motion) on RCSSServerMJ in sync
 mode; the trainer puts it at (20.5, y) facing the goal and the ball at (23.5, 0), and the server's
-ground truth says whether and when the ball crossed the goal line between the posts.
+ground truth (the ball over the goal line between the posts, or the referee's score) says whether and when
+it scored.
 
     PYTHONPATH=. python bench/bench_score.py [--trials 5] [--seconds 40] [--offset 0.0]
 
@@ -37,13 +38,16 @@ def main(argv: list[str] | None = None) -> int:
             s.place(GOAL_X - 7.0, args.offset, 0.0)
             s.trainer.move_ball(GOAL_X - 4.0, 0.0, BALL_R)
             start, scored, reasons = s.cycles, False, []
+            score = s.trainer.state.score_left  # we play left, towards +x
             while (s.cycles - start) * CYCLE < args.seconds and not scored:
                 s.wait_cycles(10)
                 reason = s.strategy.get('reason')
                 if reason and (not reasons or reasons[-1] != reason):
                     reasons.append(reason)
                 b = s.ball
-                scored = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
+                # over the line between the posts, or the referee's count (it puts the ball back at once)
+                crossed = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
+                scored = crossed or s.trainer.state.score_left > score
             goals += scored
             b = s.ball or (float('nan'), float('nan'))
             t = (s.cycles - start) * CYCLE

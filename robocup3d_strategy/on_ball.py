@@ -6,7 +6,9 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
    too) forwards and out to the ball's side, or dribble it that way;
 2. **shoot** when a kick reaches past the goal line (its mean distance less one sd) and the lane
    from the ball to a point of the goal mouth is free of robots; the point with the widest lane is
-   taken. A kick the robot falls after is fine for a shot;
+   taken. Within :data:`DRIBBLE_IN` m of the goal, **dribble in** through a free lane unless a kick
+   the robot stays up after reaches (a kick it falls after costs the ball if it fails); further
+   out, a kick the robot falls after is fine for a shot;
 3. **pass** with a kick the robot stays up after, to a teammate ahead of the ball who is free
    (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
    of him, when the kick's distance fits the pass;
@@ -42,6 +44,8 @@ FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
 POST_MARGIN = 0.35  # m inside the posts a shot aims at most
 PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver steps to it)
 CLEAR_SLACK = 2.0  # m either side of a clear's or a set play's target
+DRIBBLE_IN = 5.0  # m from the goal's centre within which a dribble into the goal beats a kick one falls after
+GOAL_PAST = 1.0  # m behind the goal line a dribble at the goal aims (the ball must cross the line, not stop on it)
 
 
 @dataclass(frozen=True)
@@ -211,12 +215,30 @@ def choose_on_ball(
             return Choice(Kick(target=target, kick=kick.name, slack=CLEAR_SLACK), 'clear')
         return Choice(Dribble(target=target), 'clear')
     shot = _shoot(ball, (half[0], goal_width), kicks, robots)
+    if shot is not None and not shot[2].falls:
+        return _shot_choice(shot, goal_width)
+    if _dist(ball, goal) < DRIBBLE_IN and ball[0] < half[0]:
+        lanes = [(lane_clearance(ball, p, robots), p) for p in shot_points(half[0] + GOAL_PAST, goal_width)]
+        lane, p = max(lanes, key=lambda lp: lp[0])
+        if lane >= LANE_RADIUS:
+            return Choice(Dribble(target=p, slack=_mouth_slack(p, goal_width)), 'dribble in')
     if shot is not None:
-        _, p, kick = shot
-        slack = max(0.0, goal_width / 2.0 - POST_MARGIN - abs(p[1]))  # anywhere in the goal it fits
-        return Choice(Kick(target=p, kick=kick.name, slack=round(slack, 2)), 'shoot')
+        return _shot_choice(shot, goal_width)
     p = _pass(ball, kicks, mates, opponents, robots, min_gain=PASS_GAIN if not pressed else 0.0)
     if p is not None:
         _, unum, target, kick = p
         return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
-    return Choice(Dribble(target=_dribble_target(ball, goal, opponents, half)), 'dribble')
+    goal_past = (half[0] + GOAL_PAST, 0.0)
+    target = _dribble_target(ball, goal_past, opponents, half)
+    slack = _mouth_slack(target, goal_width) if target == goal_past else 0.0
+    return Choice(Dribble(target=target, slack=slack), 'dribble')
+
+
+def _mouth_slack(p: Point, goal_width: float) -> float:
+    """How far either side of ``p`` (a point of the goal mouth) the ball may go and still go in."""
+    return round(max(0.0, goal_width / 2.0 - POST_MARGIN - abs(p[1])), 2)
+
+
+def _shot_choice(shot: tuple[float, Point, KickReach], goal_width: float) -> Choice:
+    _, p, kick = shot
+    return Choice(Kick(target=p, kick=kick.name, slack=_mouth_slack(p, goal_width)), 'shoot')

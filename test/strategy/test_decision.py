@@ -11,7 +11,7 @@ import pytest
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
 from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, assign, choose_role, phase_of
 from robocup3d_strategy.formation import beam_pose
-from robocup3d_strategy.on_ball import KickReach
+from robocup3d_strategy.on_ball import GOAL_PAST, KickReach
 from robocup3d_strategy.roles import load_roles, scram
 
 FIELD = FIELDS['mujoco']
@@ -70,9 +70,10 @@ def test_the_striker_shoots_in_reach_of_its_kick_and_dribbles_at_the_goal_out_of
     req = Decider().decide(situation(pose=(12.0, 0.0, 0.0), ball=(14.0, 0.0)), 0.0)
     assert isinstance(req, Kick) and req.target == FIELD.their_goal and req.kick == 'long'
     req = Decider().decide(situation(), 0.0)  # 27.5 m out: the 16 m kick does not reach
-    assert isinstance(req, Dribble) and req.target == FIELD.their_goal
+    past = (FIELD.their_goal[0] + GOAL_PAST, 0.0)  # behind the goal line: the ball must cross it
+    assert isinstance(req, Dribble) and req.target == past
     req = Decider().decide(situation(pose=(12.0, 0.0, 0.0), ball=(14.0, 0.0), kicks=()), 0.0)
-    assert isinstance(req, Dribble) and req.target == FIELD.their_goal
+    assert isinstance(req, Dribble) and req.target == past
 
 
 def test_no_direct_shot_from_our_kick_off_and_distance_in_theirs() -> None:

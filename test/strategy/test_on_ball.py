@@ -7,7 +7,7 @@ import math
 import pytest
 
 from robocup3d_motion.requests import Dribble, Kick
-from robocup3d_strategy.on_ball import KickReach, choose_on_ball, lane_clearance, shot_points
+from robocup3d_strategy.on_ball import GOAL_PAST, KickReach, choose_on_ball, lane_clearance, shot_points
 
 HALF = (27.5, 18.0)  # RCSSServerMJ's field
 GOAL_WIDTH = 3.66
@@ -82,4 +82,17 @@ def test_the_dribble_goes_round_an_opponent_in_its_way() -> None:
     assert y < -1.0 and x > 0.0  # past him on his open side
     assert lane_clearance((0.0, 0.0), (x, y), [(1.5, 0.2)]) > 0.5
     c = choose((0.0, 0.0), kicks=(), opponents=[(-1.0, 0.0), (3.0, 8.0)])  # none in the way
-    assert c.request.target == (HALF[0], 0.0)
+    assert c.request.target == (HALF[0] + GOAL_PAST, 0.0)  # behind the goal line: the ball must cross it
+
+
+def test_near_the_goal_it_dribbles_in_rather_than_kick_and_fall() -> None:
+    c = choose((24.0, 0.5))  # 3.5 m out: the only kick that reaches falls
+    assert c.reason == 'dribble in' and isinstance(c.request, Dribble)
+    x, y = c.request.target
+    assert x > HALF[0] and abs(y) < GOAL_WIDTH / 2.0  # into the goal, between the posts
+    c = choose((24.0, 0.0), opponents=[(26.0, 0.0)])  # their keeper in the middle: round him
+    assert c.reason == 'dribble in' and abs(c.request.target[1]) > 1.0
+    assert choose((24.0, 0.0), kicks=(NAO_KICK,)).reason == 'shoot'  # a kick it stays up after: shoot
+    assert choose((20.0, 0.0)).reason == 'shoot'  # 7.5 m out: too far to dribble in, so the long kick
+    wall = [(25.0, y) for y in (-1.2, -0.4, 0.4, 1.2)]
+    assert choose((24.0, 0.0), opponents=wall).reason != 'dribble in'  # no lane
