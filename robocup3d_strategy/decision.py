@@ -139,7 +139,7 @@ def phase_of(play_mode: str | None, side: str | None) -> str:
         return 'before'
     if mode in ('playon', 'play_on'):
         return 'play_on'
-    if mode.startswith('goal_') and mode.rsplit('_', 1)[-1] in ('left', 'right'):
+    if mode in ('goal_left', 'goal_right'):  # a goal; not goal_kick_left/right, which are set plays
         return 'goal'
     if 'gameover' in mode or 'game_over' in mode:
         return 'over'

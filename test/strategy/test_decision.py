@@ -44,6 +44,8 @@ def situation(
         ('KickOff_Left', 'right', 'theirs'),
         ('corner_kick_right', 'right', 'ours'),
         ('Goal_Right', 'left', 'goal'),
+        ('goal_kick_right', 'left', 'theirs'),  # a goal kick is a set play, not a goal
+        ('goal_kick_left', 'left', 'ours'),
         ('GameOver', 'left', 'over'),
         (None, None, 'before'),
     ],
