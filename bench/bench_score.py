@@ -1,7 +1,7 @@
 """Issue #21's scoring scenario: a forward 3 m behind the ball, 4 m in front of the opponents' goal.
 
 One T1 plays on its own (its whole player: world model, strategy, motion) on RCSSServerMJ in sync
-mode; the trainer puts it at (20.5, y) facing the goal and the ball at (23.5, 0), and the server's
+mode; the trainer puts the ball at (23.5, 0) and the robot at (20.5, y) facing the goal, and the server's
 ground truth (the ball over the goal line between the posts, or the referee's score) says whether and when
 it scored.
 
@@ -35,8 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
         for i in range(args.trials):
             s.trainer.drop_ball()
-            s.place(GOAL_X - 7.0, args.offset, 0.0)
-            s.trainer.move_ball(GOAL_X - 4.0, 0.0, BALL_R)
+            s.place(GOAL_X - 7.0, args.offset, 0.0, ball=(GOAL_X - 4.0, 0.0, BALL_R))
             start, scored, reasons = s.cycles, False, []
             score = s.trainer.state.score_left  # we play left, towards +x
             while (s.cycles - start) * CYCLE < args.seconds and not scored:

@@ -352,8 +352,16 @@ class SimSession:
         move = f'(move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} {qx:.6f} {qy:.6f} {qz:.6f})'
         self.trainer.send(f'(agent (unum {self.unum}) (team {self.team}) {move})')
 
-    def place(self, x: float, y: float, yaw: float = 0.0, settle_cycles: int = 150) -> None:
-        """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball aside (RCSSServerMJ), and let it stand.
+    def place(
+        self,
+        x: float,
+        y: float,
+        yaw: float = 0.0,
+        settle_cycles: int = 150,
+        ball: tuple[float, float, float] | None = BALL_ASIDE,
+    ) -> None:
+        """Put the robot upright at (x, y) facing ``yaw`` (trainer), the ball at ``ball`` (RCSSServerMJ; default
+        aside, None: where it is), and let it stand.
 
         On RCSSServerMJ the game is put in ``PlayOn`` first (the ball dropped), as the referee moves a
         player off the field that stands in the other half during our kick-off.
@@ -374,7 +382,8 @@ class SimSession:
         self.trainer.send(
             f'(agent (unum {self.unum}) (team {self.team}) (move3d {x:.4f} {y:.4f} {z:.4f} {w:.6f} 0 0 {qz:.6f}))'
         )
-        self.trainer.move_ball(*BALL_ASIDE)
+        if ball is not None:
+            self.trainer.move_ball(*ball)
         self.wait_cycles(settle_cycles)
 
     def _place_simspark(self, x: float, y: float, yaw: float, z: float, settle_cycles: int) -> None:
