@@ -235,17 +235,28 @@ def on_line(pose: tuple[float, float, float], ball: tuple[float, float], heading
 
 
 def window_point(
-    ball: tuple[float, float], target: tuple[float, float], slack: float, toward: float
+    ball: tuple[float, float],
+    target: tuple[float, float],
+    slack: float,
+    toward: float,
+    along: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """The point of the window ``target`` +- ``slack`` m (across the ball's way to it) that the line from
-    ``ball`` along ``toward`` (rad) meets, or the window's end nearest it."""
+    """The point of the window ``target`` +- ``slack`` m that the line from ``ball`` along ``toward`` (rad) meets,
+    or the window's end nearest it. ``along``: the window's direction (a unit vector; default: across the ball's
+    way to the target)."""
     dx, dy = target[0] - ball[0], target[1] - ball[1]
     dist = math.hypot(dx, dy)
     if slack <= 0.0 or dist < 1e-6:
         return target
-    off = wrap(toward - math.atan2(dy, dx))
-    o = max(-slack, min(slack, dist * math.tan(off))) if abs(off) < 0.5 * math.pi else math.copysign(slack, off)
-    return target[0] - o * dy / dist, target[1] + o * dx / dist
+    nx, ny = along if along is not None else (-dy / dist, dx / dist)
+    c, s = math.cos(toward), math.sin(toward)
+    det = c * ny - s * nx  # ball + t (c, s) = target + o (nx, ny), solved by Cramer's rule
+    lean = dx * s - dy * c  # + when ``toward`` points left of the target
+    if abs(det) <= 1e-9 or (dx * ny - dy * nx) / det <= 0.0:  # along the window, or away from it: the end it leans to
+        o = math.copysign(slack, lean * (ny * dx - nx * dy))
+    else:
+        o = max(-slack, min(slack, lean / det))
+    return target[0] + o * nx, target[1] + o * ny
 
 
 def behind(goal: tuple[float, float, float], back: float) -> tuple[float, float, float]:
@@ -387,8 +398,10 @@ class KickTask(Task):
 
 
 class DribbleTask(Task):
-    """Walk the ball to ``target`` (or anywhere within ``slack`` m either side of it, across the ball's way:
-    the line the robot is nearest to being behind): get behind it on that line, then walk through it.
+    """Walk the ball to ``target`` (or anywhere within ``slack`` m either side of it, across the ball's way):
+    get behind it, then walk through it, along the line the robot is nearest to being behind within
+    :attr:`FREE` of the line to the target (a cone that narrows as the ball nears it): a robot beside the
+    ball's line need not go round the ball, which is slow for a walk that sidesteps slowly.
 
     No stop between the two: once the robot is behind the ball, within a cone round the line from
     the target through the ball, it walks at the ball, steering back onto that line (a path follower
@@ -400,6 +413,7 @@ class DribbleTask(Task):
 
     kind = 'dribble'
     ENTER, LEAVE = math.radians(25.0), math.radians(45.0)  # cone half-angles behind the ball
+    FREE = math.radians(30.0)  # how far off the line to the target the ball may be walked on the way
 
     def __init__(
         self,
@@ -414,6 +428,7 @@ class DribbleTask(Task):
         self.spec, self.target, self.slack = spec, target, slack
         self.reach = 0.5  # m from the target: done
         self._aim: tuple[float, float] | None = None  # the window point the ball is walked to
+        self._along: tuple[float, float] | None = None  # the window's direction, fixed at the start
         self._side = spec.ball[1]  # the ball's y at the feet: in front of the foot that walks it (the spec's: right)
         self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
 
@@ -423,15 +438,24 @@ class DribbleTask(Task):
             return ball
         pose = v.pose
         assert pose is not None
-        # the window's point on the robot's way through the ball (no going round it to reach the centre),
-        # kept while the robot walks the ball: near the ball that way swings with every step
+        # the line to walk the ball along: on the robot's way through the ball (no going round it to reach the
+        # line to the target), within FREE of that line and into the window; kept while the robot walks the ball
+        # (near the ball the robot's way swings with every step), bent towards the target as the cone narrows
         if self.phase != 'dribbling' or self._aim is None:
-            self._aim = window_point(ball, self.target, self.slack, math.atan2(ball[1] - pose[1], ball[0] - pose[0]))
-        aim = self._aim
-        to_go = math.hypot(aim[0] - ball[0], aim[1] - ball[1])
+            toward = math.atan2(ball[1] - pose[1], ball[0] - pose[0])
+        else:
+            toward = math.atan2(self._aim[1] - ball[1], self._aim[0] - ball[0])
+        dx, dy = self.target[0] - ball[0], self.target[1] - ball[1]
+        dist = math.hypot(dx, dy)
+        if self._along is None:  # the window lies across the ball's way to the target as the task began
+            self._along = (-dy / dist, dx / dist) if dist > 1e-6 else (0.0, 1.0)
+        free = max(self.slack, dist * math.tan(self.FREE))
+        self._aim = aim = window_point(ball, self.target, free, toward, self._along)
+        heading = math.atan2(aim[1] - ball[1], aim[0] - ball[0])
+        end = window_point(ball, self.target, self.slack, heading, self._along)  # where the line meets the window
+        to_go = math.hypot(end[0] - ball[0], end[1] - ball[1])
         if to_go < self.reach:
             return self.end('done')
-        heading = math.atan2(aim[1] - ball[1], aim[0] - ball[0])
         c, s = math.cos(heading), math.sin(heading)
         rx, ry = pose[0] - ball[0], pose[1] - ball[1]
         along, across, off = on_line(pose, ball, heading)  # the robot on the line through the ball
