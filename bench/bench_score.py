@@ -7,7 +7,8 @@ it scored.
 
     PYTHONPATH=. python bench/bench_score.py [--trials 5] [--seconds 40] [--offset 0.0]
 
-Prints per trial: scored or not, the time, the ball's end position, and the strategy's reasons in order.
+Prints per trial: scored or not, the time, the ball's end position, and the strategy's reasons in order,
+with the referee's play modes (and the fouls it called) in brackets.
 """
 
 from __future__ import annotations
@@ -38,11 +39,16 @@ def main(argv: list[str] | None = None) -> int:
             s.place(GOAL_X - 7.0, args.offset, 0.0, ball=(GOAL_X - 4.0, 0.0, BALL_R))
             start, scored, reasons = s.cycles, False, []
             score = s.trainer.state.score_left  # we play left, towards +x
+            mode = s.trainer.state.play_mode
             while (s.cycles - start) * CYCLE < args.seconds and not scored:
                 s.wait_cycles(10)
                 reason = s.strategy.get('reason')
                 if reason and (not reasons or reasons[-1] != reason):
                     reasons.append(reason)
+                if s.trainer.state.play_mode != mode:  # the referee's calls, and the fouls behind them
+                    mode = s.trainer.state.play_mode
+                    fouls = ' '.join(kind for kind, _, _ in s.trainer.state.fouls)
+                    reasons.append(f'[{mode}{": " + fouls if fouls else ""}]')
                 b = s.ball
                 # over the line between the posts, or the referee's count (it puts the ball back at once)
                 crossed = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
