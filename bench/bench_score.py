@@ -23,6 +23,38 @@ from robocup3d_tools.sim_session import SimSession
 
 GOAL_X, POST_Y, BALL_R = 27.5, 1.83, 0.11  # RCSSServerMJ's fifa7vs7 field
 CYCLE = 0.02
+HALF_S = 300.0  # s of game clock in a half (RCSSServerMJ's rules)
+HALF_MARGIN = 10.0  # s kept spare for placing the robot
+
+
+def trial(s: SimSession, i: int, args: argparse.Namespace) -> bool | None:
+    """One trial: place the ball and the robot, let it play; True for a goal, None when the game ended first."""
+    s.trainer.drop_ball()
+    s.place(GOAL_X - 7.0, args.offset, 0.0, ball=(GOAL_X - 4.0, 0.0, BALL_R))
+    start, scored, reasons = s.cycles, False, []
+    score = s.trainer.state.score_left  # we play left, towards +x
+    mode = s.trainer.state.play_mode
+    while (s.cycles - start) * CYCLE < args.seconds and not scored:
+        s.wait_cycles(10)
+        reason = s.strategy.get('reason')
+        if reason and (not reasons or reasons[-1] != reason):
+            reasons.append(reason)
+        if s.trainer.state.play_mode != mode:  # the referee's calls, and the fouls behind them
+            mode = s.trainer.state.play_mode
+            if mode == 'GameOver':
+                print(f'{i:>5}  void: the game clock ran out, again in a fresh session', flush=True)
+                return None
+            fouls = ' '.join(kind for kind, _, _ in s.trainer.state.fouls)
+            reasons.append(f'[{mode}{": " + fouls if fouls else ""}]')
+        b = s.ball
+        # over the line between the posts, or the referee's count (it puts the ball back at once)
+        crossed = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
+        scored = crossed or s.trainer.state.score_left > score
+    b = s.ball or (float('nan'), float('nan'))
+    t = (s.cycles - start) * CYCLE
+    result = 'goal' if scored else 'no goal'
+    print(f'{i:>5}  {result:<8}{t:>6.1f}  {b[0]:>7.2f}{b[1]:>7.2f}  {", ".join(reasons)}', flush=True)
+    return scored
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,33 +63,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
     ap.add_argument('--offset', type=float, default=0.0, help='m to the side the robot starts')
     args = ap.parse_args(argv)
-    goals = 0
     print(f'{"trial":>5}  {"result":<8}{"at s":>6}  {"ball end":>14}  reasons')
-    with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
-        for i in range(args.trials):
-            s.trainer.drop_ball()
-            s.place(GOAL_X - 7.0, args.offset, 0.0, ball=(GOAL_X - 4.0, 0.0, BALL_R))
-            start, scored, reasons = s.cycles, False, []
-            score = s.trainer.state.score_left  # we play left, towards +x
-            mode = s.trainer.state.play_mode
-            while (s.cycles - start) * CYCLE < args.seconds and not scored:
-                s.wait_cycles(10)
-                reason = s.strategy.get('reason')
-                if reason and (not reasons or reasons[-1] != reason):
-                    reasons.append(reason)
-                if s.trainer.state.play_mode != mode:  # the referee's calls, and the fouls behind them
-                    mode = s.trainer.state.play_mode
-                    fouls = ' '.join(kind for kind, _, _ in s.trainer.state.fouls)
-                    reasons.append(f'[{mode}{": " + fouls if fouls else ""}]')
-                b = s.ball
-                # over the line between the posts, or the referee's count (it puts the ball back at once)
-                crossed = b is not None and b[0] > GOAL_X + BALL_R and abs(b[1]) < POST_Y
-                scored = crossed or s.trainer.state.score_left > score
-            goals += scored
-            b = s.ball or (float('nan'), float('nan'))
-            t = (s.cycles - start) * CYCLE
-            result = 'goal' if scored else 'no goal'
-            print(f'{i:>5}  {result:<8}{t:>6.1f}  {b[0]:>7.2f}{b[1]:>7.2f}  {", ".join(reasons)}', flush=True)
+    goals, done = 0, 0
+    while done < args.trials:  # the game clock runs out (one half, alone on the field): then a fresh session
+        before = done
+        with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
+            while done < args.trials and s.trainer.state.game_time + args.seconds + HALF_MARGIN < HALF_S:
+                scored = trial(s, done, args)
+                if scored is None:
+                    break
+                goals += scored
+                done += 1
+        if done == before:
+            raise SystemExit(f'a fresh session ran no trial: --seconds {args.seconds:g} does not fit in a half')
     print(f'goals: {goals} of {args.trials}')
     return 0
 
