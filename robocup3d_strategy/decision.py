@@ -23,9 +23,11 @@ walk to a place (not to the ball) the ball too: motion walks round them
 touch does not run into the ball again.
 
 **No double touch.** The player who took our set play may not touch the ball again until
-another player has (RCSSServerMJ gives the opponents a free kick for it): every player keeps
-it off the ball (:class:`Decider`) until another robot came within :data:`TOUCH` of the ball,
-or for :data:`RETOUCH_BAN` s at most.
+another player has, however long that takes (both servers give the opponents a free kick for
+it): every player keeps it off the ball (:class:`Decider`) until another robot came within
+:data:`TOUCH` of the ball, or for :data:`RETOUCH_BAN` s at most (against a touch the world
+model missed). A player that was not near the ball's spot when play went on did not take it
+(a trainer's or the referee's drop ball ends a set play too).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
 REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
-RETOUCH_BAN = 20.0  # s at most a set play's taker is kept off the ball
+RETOUCH_BAN = 60.0  # s at most a set play's taker is kept off the ball (20 s was too short: a foul in a 3 v 3)
+TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's spot as play went on did not take it
 TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
 SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
 
@@ -151,6 +154,15 @@ def phase_of(play_mode: str | None, side: str | None) -> str:
 
 def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
     return math.hypot(a[0] - b[0], a[1] - b[1])
+
+
+def _where(s: Situation, unum: int | None) -> tuple[float, float] | None:
+    """Where player ``unum`` of ours is: this player's pose, or a teammate's lately seen or heard position."""
+    if unum is None:
+        return None
+    if unum == s.unum:
+        return s.pose[:2] if s.pose is not None else None
+    return next(((m.x, m.y) for m in s.mates if m.unum == unum and m.age <= MATE_AGE), None)
 
 
 def field_players(s: Situation) -> dict[int, tuple[float, float]]:
@@ -357,6 +369,9 @@ class Decider:
             self._ours_since = now
         if self._phase == 'ours' and s.phase == 'play_on':
             self.taker, self._taken_at = self.on_ball, now
+            where = _where(s, self.taker)
+            if where is not None and self._spot is not None and _dist(where, self._spot) > TAKER_NEAR:
+                self.taker = None  # nowhere near the ball's spot: play went on without its touch (a drop ball)
             # play went on before the set play's time ran out: someone touched the ball, if only a nudge
             self._timed_out = now - self._ours_since >= SET_PLAY_TIME
         self._phase = s.phase

@@ -155,6 +155,22 @@ def test_the_set_play_taker_keeps_off_the_ball_until_another_player_touches_it()
     assert other.taker == 3 and other.role == 'striker'
 
 
+def test_the_ban_lasts_until_another_touch_and_binds_only_a_player_who_was_at_the_ball() -> None:
+    """Both servers call a second touch by the taker however late it comes (a 3 v 3 match's taker touched
+    again 22 s on, after a 20 s ban). A player nowhere near the ball's spot as play went on did not take it:
+    a drop ball ended the set play."""
+    mate = Mate(4, -8.0, 5.0)  # far off: it takes a while to come
+    d = Decider()
+    d.decide(situation(phase='ours', pose=(-0.3, 0.0, 0.0), mates=[mate]), 0.0)
+    d.decide(situation(pose=(-0.3, 0.0, 0.0), ball=(1.5, 0.3), mates=[mate]), 0.4)
+    d.decide(situation(pose=(-0.3, 0.0, 0.0), ball=(1.5, 0.3), mates=[mate]), 30.0)
+    assert d.taker == 3 and d.role == 'supporter'  # still no other touch after 30 s
+    far = Decider()
+    far.decide(situation(phase='ours', pose=(-6.0, 2.0, 0.0), mates=[mate]), 0.0)  # on the ball, 6 m off it
+    far.decide(situation(pose=(-6.0, 2.0, 0.0), ball=(0.0, 0.0), mates=[mate]), 0.4)
+    assert far.taker is None and far.role == 'striker'
+
+
 def test_requests_go_out_when_new_or_when_motion_is_done_with_the_last() -> None:
     d = Decider()
     first = d.decide(situation(), 0.0)
