@@ -398,11 +398,9 @@ class KickTask(Task):
 
 
 class DribbleTask(Task):
-    """Walk the ball to ``target`` (or anywhere within ``slack`` m either side of it, across the ball's way):
-    get behind it, then walk through it, along the line the robot is nearest to being behind within
-    :attr:`FREE` of the line to the target (a cone that narrows as the ball nears it, and closes
-    :attr:`FREE_FROM` m before it): a robot beside the ball's line need not go round the ball, which is
-    slow for a walk that sidesteps slowly.
+    """Walk the ball to ``target`` (or anywhere within ``slack`` m either side of it, across the ball's way as
+    the task began: the line the robot is nearest to being behind): get behind it on that line, then walk
+    through it.
 
     No stop between the two: once the robot is behind the ball, within a cone round the line from
     the target through the ball, it walks at the ball, steering back onto that line (a path follower
@@ -414,8 +412,6 @@ class DribbleTask(Task):
 
     kind = 'dribble'
     ENTER, LEAVE = math.radians(25.0), math.radians(45.0)  # cone half-angles behind the ball
-    FREE = math.radians(30.0)  # how far off the line to the target the ball may be walked on the way
-    FREE_FROM = 3.0  # m from the target within which the line goes into the window itself (a goal mouth)
 
     def __init__(
         self,
@@ -440,9 +436,9 @@ class DribbleTask(Task):
             return ball
         pose = v.pose
         assert pose is not None
-        # the line to walk the ball along: on the robot's way through the ball (no going round it to reach the
-        # line to the target), within FREE of that line and into the window; kept while the robot walks the ball
-        # (near the ball the robot's way swings with every step), bent towards the target as the cone narrows
+        # the line to walk the ball along: into the window, on the robot's way through the ball (no going round
+        # it to reach the window's centre); kept while the robot walks the ball (near the ball the robot's way
+        # swings with every step)
         if self.phase != 'dribbling' or self._aim is None:
             toward = math.atan2(ball[1] - pose[1], ball[0] - pose[0])
         else:
@@ -451,11 +447,9 @@ class DribbleTask(Task):
         dist = math.hypot(dx, dy)
         if self._along is None:  # the window lies across the ball's way to the target as the task began
             self._along = (-dy / dist, dx / dist) if dist > 1e-6 else (0.0, 1.0)
-        free = max(self.slack, (dist - self.FREE_FROM) * math.tan(self.FREE))
-        self._aim = aim = window_point(ball, self.target, free, toward, self._along)
+        self._aim = aim = window_point(ball, self.target, self.slack, toward, self._along)
         heading = math.atan2(aim[1] - ball[1], aim[0] - ball[0])
-        end = window_point(ball, self.target, self.slack, heading, self._along)  # where the line meets the window
-        to_go = math.hypot(end[0] - ball[0], end[1] - ball[1])
+        to_go = math.hypot(aim[0] - ball[0], aim[1] - ball[1])
         if to_go < self.reach:
             return self.end('done')
         c, s = math.cos(heading), math.sin(heading)
