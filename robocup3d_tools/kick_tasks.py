@@ -149,24 +149,27 @@ def summarize(kicks: list[KickTrial] | list[dict]) -> dict:
     }
 
 
-def trial_score(k: dict) -> float:
-    """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties."""
+def trial_score(k: dict, fall_penalty: float = FALL_PENALTY) -> float:
+    """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties.
+
+    ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays).
+    """
     if k['contact_s'] is None or k['distance'] < SHORT_M or k['backward']:
         f = BACKWARD_PENALTY
     else:
         f = -k['along'] + ANGLE_PENALTY * max(0.0, k['angle_err_deg'] - ANGLE_FREE_DEG)
     if k['fell'] or not k['standing']:
-        f += FALL_PENALTY
+        f += fall_penalty
     if k['early']:
         f += EARLY_PENALTY
     return f
 
 
-def kick_score(result: dict) -> float:
+def kick_score(result: dict, fall_penalty: float = FALL_PENALTY) -> float:
     """A candidate's score: the mean of its trials' :func:`trial_score` (an error scores the worst)."""
     if 'error' in result or not result.get('kicks'):
-        return BACKWARD_PENALTY + FALL_PENALTY + EARLY_PENALTY
-    return sum(trial_score(k) for k in result['kicks']) / len(result['kicks'])
+        return BACKWARD_PENALTY + fall_penalty + EARLY_PENALTY
+    return sum(trial_score(k, fall_penalty) for k in result['kicks']) / len(result['kicks'])
 
 
 def skill_name(kick: str, foot: str = 'right') -> str:

@@ -14,7 +14,8 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR, load_keyframe_dir, load_keyframe_skills, mirror_joint, mirror_skill
-from robocup3d_tools.kick_search import KICK_TASKS, kick_space
+from robocup3d_tools import kick_search, optimize
+from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import (
     FALL_PENALTY,
     KickTrial,
@@ -101,6 +102,38 @@ def test_a_kick_scores_its_distance_along_the_wanted_direction_and_penalties() -
     result = {'kicks': [good, fell]}
     assert kick_score(result) == pytest.approx((trial_score(good) + trial_score(fell)) / 2)
     assert kick_score({'error': 'exit 1'}) > kick_score({'kicks': [missed, fell]}) - 1e-9
+
+
+def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fell = _kick(fell=True, standing=False, along=16.0, distance=16.0)
+    short = _kick(along=2.0, distance=2.0)
+    assert trial_score(fell) < trial_score(short)  # the default penalty: a long kick that falls wins
+    assert trial_score(fell, fall_penalty=40.0) == pytest.approx(-16.0 + 40.0)
+    assert trial_score(fell, 40.0) > trial_score(short, 40.0)  # a heavy one: the kick that stands wins
+    assert kick_score({'kicks': [fell, short]}, 40.0) == pytest.approx((24.0 - 2.0) / 2)
+    assert kick_score({'error': 'x'}, 40.0) == kick_score({'error': 'x'}) + 40.0 - FALL_PENALTY
+    how = KickTrials(noise=0.03, walk_in=3.0, direction=-25.0, fall_penalty=40.0)
+    assert how.score({'kicks': [fell]}) == pytest.approx(24.0) and KickTrials().score({'kicks': [fell]}) < 0
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(kick_search, 'run_task', lambda module, args, *rest: seen.append(args) or {'kicks': []})
+    run_kick_candidate(tmp_path / 'c.yaml', 'kick-long', 'mujoco', 'T1', 0, 3, 1, 150, how)
+    args = seen[0]
+    assert args[args.index('--walk-in') + 1] == '3.0' and args[args.index('--direction') + 1] == '-25.0'
+    assert args[args.index('--noise') + 1] == '0.03' and args[args.index('--kick') + 1] == 'long'
+
+    called: dict = {}
+    monkeypatch.setattr(optimize, 'optimize_getup', lambda *a, **kw: called.update(kw) or (0.0, tmp_path / 'k.yaml'))
+    argv = ['--task', 'kick-long', '--fall-penalty', '40', '--walk-in', '3', '--noise', '0.03', '--domain-last', '179']
+    assert optimize.main(argv) == 0
+    assert called['kick_trials'] == KickTrials(noise=0.03, walk_in=3.0, fall_penalty=40.0)
+    assert called['domain_last'] == 179
+    assert optimize.main(['--task', 'kick-long']) == 0 and called['kick_trials'] == KickTrials()
+    assert optimize._domains(150, 179) == range(150, 180) and optimize._domains(0) == optimize.DOMAINS
+    with pytest.raises(ConfigError, match='no ROS domain'):
+        optimize._domains(180, 179)
 
 
 def test_figures_over_trials() -> None:
