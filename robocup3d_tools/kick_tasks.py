@@ -59,7 +59,7 @@ BALL_R = {'mujoco': 0.11, 'simspark': 0.042}
 #: the Nao's kicks (``.skl``): ball spot (x, y) of the right-foot kick and swing start (s) when
 #: the parameter files do not say (``kl_spot_x/y``, ``kq_spot_x/y``)
 NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0)}
-TRACE_JOINTS = ('llj1', 'llj2', 'llj5', 'llj6', 'rlj1', 'rlj4', 'rlj5')
+TRACE_JOINTS = ('llj1', 'llj2', 'llj4', 'llj5', 'llj6', 'rlj1', 'rlj2', 'rlj4', 'rlj5')
 MOVED = 0.03  # m the ball must move to count as touched
 NO_KICK_S = 15.0  # s after the request without a touch: the kick did not happen
 ROLL_TIMEOUT = 12.0  # s after the touch at most until the ball's position is taken
@@ -305,8 +305,10 @@ def kick_once(
         ball = session.ball or last
         if trace and session.cycles % 2 == 0 and session.pose is not None:
             q = session.pose
+            fwd, left = (math.degrees(math.asin(max(-1.0, min(1.0, v)))) for v in (q.forward, q.left))
             print(
-                f'{now - t0:6.2f} up {q.up:.2f} z {q.z:.2f} xy {q.x - p.x:+.2f} {q.y - p.y:+.2f} '
+                f'{now - t0:6.2f} up {q.up:.2f} lean fwd {fwd:+3.0f} left {left:+3.0f} z {q.z:.2f} '
+                f'xy {q.x - p.x:+.2f} {q.y - p.y:+.2f} '
                 f'{session.state.get("skill")} ball {ball[0] - start[0]:+.2f} {ball[1] - start[1]:+.2f} '
                 + ' '.join(f'{j} {math.degrees(joints[j]):.0f}' for j in TRACE_JOINTS if j in joints),
                 file=sys.stderr,

@@ -15,6 +15,7 @@ from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR, load_keyframe_dir, load_keyframe_skills, mirror_joint, mirror_skill
 from robocup3d_tools import kick_search, optimize
+from robocup3d_tools.getup_search import keyframe_space
 from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import (
     FALL_PENALTY,
@@ -173,6 +174,17 @@ def test_a_kick_candidate_is_a_skill_file_with_its_mirror(robot: str, task: str,
         written = space.write([corner] * len(space.names), tmp_path / f'c{corner}')
         assert [s.name for s in load_keyframe_skills(written, spec)] == [s.name for s in shipped]
         assert kick_setup(robot, space.skill, [str(written)]) == kick_setup(robot, space.skill)
+
+
+def test_a_keyframe_step_may_be_given_per_name_or_per_joint() -> None:
+    path = DATA_DIR / 'T1' / 'kick_long.yaml'
+    names = ('0.t', '0.llj1', '2.rlj1', '3.rlj1', '3.llj1')
+    step = {'t': 0.05, 'default': 8.0, '2.rlj1': 20.0, 'llj1': 3.0}
+    space = keyframe_space('T1', 'long', path, names, {'step': step})
+    half = {n: (hi - lo) / 2 for n, lo, hi in zip(space.names, space.lo, space.hi, strict=True)}
+    assert half['0.t'] == pytest.approx(0.05) and half['3.rlj1'] == pytest.approx(8.0)  # by kind, the default
+    assert half['2.rlj1'] == pytest.approx(20.0)  # by its own name
+    assert half['0.llj1'] == pytest.approx(3.0) == half['3.llj1']  # by the joint
 
 
 def test_the_nao_kick_space_takes_the_kicks_parameters_by_prefix() -> None:
