@@ -44,10 +44,11 @@ class KickTrials:
     walk_in: float = 0.0  # s the robot walks forward and stops before each kick (0: from a stand)
     direction: float = 0.0  # deg left of the heading: the wanted direction
     fall_penalty: float = FALL_PENALTY  # m added to a kick's score for a fall or not standing afterwards
+    fall_grace: float = 0.0  # m off a fall's penalty per s the robot stood before it (kick_tasks.trial_score)
 
     def score(self, result: dict) -> float:
-        """The candidate's score (lower is better): :func:`kick_score` with this fall penalty."""
-        return kick_score(result, self.fall_penalty)
+        """The candidate's score (lower is better): :func:`kick_score` with this fall penalty and grace."""
+        return kick_score(result, self.fall_penalty, self.fall_grace)
 
     def args(self) -> list[str]:
         """The kick_tasks options that run trials this way."""

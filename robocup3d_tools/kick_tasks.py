@@ -78,6 +78,7 @@ BACKWARD_PENALTY = 10.0  # went backwards, or the kick did not happen / barely m
 ANGLE_FREE_DEG = 8.0  # angle error that costs nothing
 ANGLE_PENALTY = 0.1  # m per degree of angle error beyond ANGLE_FREE_DEG
 SHORT_M = 0.1
+GRACE_CAP_S = 3.0  # s upright at most that ``fall_grace`` credits
 
 
 @dataclass
@@ -90,6 +91,7 @@ class KickTrial:
     angle_deg: float = 0.0  # the same, signed: + the ball went left of it
     contact_s: float | None = None  # from the request to the ball's first motion
     fell: bool = False
+    fell_s: float | None = None  # from the request to the fall
     early: bool = False  # touched before the swing
     backward: bool = False
     standing: bool = False  # stood STAND_AFTER s after the skill ended
@@ -149,27 +151,30 @@ def summarize(kicks: list[KickTrial] | list[dict]) -> dict:
     }
 
 
-def trial_score(k: dict, fall_penalty: float = FALL_PENALTY) -> float:
+def trial_score(k: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float = 0.0) -> float:
     """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties.
 
-    ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays).
+    ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays);
+    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the request (up to
+    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later.
     """
     if k['contact_s'] is None or k['distance'] < SHORT_M or k['backward']:
         f = BACKWARD_PENALTY
     else:
         f = -k['along'] + ANGLE_PENALTY * max(0.0, k['angle_err_deg'] - ANGLE_FREE_DEG)
     if k['fell'] or not k['standing']:
-        f += fall_penalty
+        upright = k.get('fell_s')
+        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright if upright is not None else GRACE_CAP_S)
     if k['early']:
         f += EARLY_PENALTY
     return f
 
 
-def kick_score(result: dict, fall_penalty: float = FALL_PENALTY) -> float:
+def kick_score(result: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float = 0.0) -> float:
     """A candidate's score: the mean of its trials' :func:`trial_score` (an error scores the worst)."""
     if 'error' in result or not result.get('kicks'):
         return BACKWARD_PENALTY + fall_penalty + EARLY_PENALTY
-    return sum(trial_score(k, fall_penalty) for k in result['kicks']) / len(result['kicks'])
+    return sum(trial_score(k, fall_penalty, fall_grace) for k in result['kicks']) / len(result['kicks'])
 
 
 def skill_name(kick: str, foot: str = 'right') -> str:
@@ -301,6 +306,8 @@ def kick_once(
         if seen is not None and not running and ended is None:
             ended = now
         if _fallen(session) and (ended is None or now - ended < STAND_AFTER):
+            if not trial.fell:
+                trial.fell_s = round(now - t0, 3)
             trial.fell = True
         ball = session.ball or last
         if trace and session.cycles % 2 == 0 and session.pose is not None:

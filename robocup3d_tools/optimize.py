@@ -497,6 +497,9 @@ def main(argv: list[str] | None = None) -> int:
     getup.add_argument(
         '--fall-penalty', type=float, default=FALL_PENALTY, help='kicks: m added to a kick that falls or does not stand'
     )
+    getup.add_argument(
+        '--fall-grace', type=float, default=0.0, help="kicks: m off a fall's penalty per s stood before it (<= 3 s)"
+    )
     args = p.parse_args(argv)
     getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS]
     if getups and (len(args.task) > 1):
@@ -518,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.domain_base,
                 space_config=args.space,
                 address=args.address,
-                kick_trials=KickTrials(args.noise, args.walk_in, args.direction, args.fall_penalty),
+                kick_trials=KickTrials(args.noise, args.walk_in, args.direction, args.fall_penalty, args.fall_grace),
                 domain_last=args.domain_last,
             )
         else:

@@ -115,6 +115,16 @@ def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
     assert trial_score(fell, 40.0) > trial_score(short, 40.0)  # a heavy one: the kick that stands wins
     assert kick_score({'kicks': [fell, short]}, 40.0) == pytest.approx((24.0 - 2.0) / 2)
     assert kick_score({'error': 'x'}, 40.0) == kick_score({'error': 'x'}) + 40.0 - FALL_PENALTY
+    # fall_grace: a later fall costs less, and with the penalty above 3 s of grace plus the longest kick,
+    # a standing kick still beats every fall
+    early_fall, late_fall = _kick(fell=True, standing=False, fell_s=1.0), _kick(fell=True, standing=False, fell_s=2.5)
+    assert trial_score(late_fall, 60.0, 10.0) == pytest.approx(-7.9 + 60.0 - 25.0)
+    assert trial_score(late_fall, 60.0, 10.0) < trial_score(early_fall, 60.0, 10.0)
+    assert trial_score(_kick(fell=True, standing=False, fell_s=9.0), 60.0, 10.0) == pytest.approx(-7.9 + 30.0)
+    assert trial_score(early_fall, 40.0) == trial_score(late_fall, 40.0)  # no grace: a fall is a fall
+    assert trial_score(short, 60.0, 10.0) < trial_score(
+        _kick(fell=True, standing=False, fell_s=3.0, along=25.0), 60.0, 10.0
+    )
     how = KickTrials(noise=0.03, walk_in=3.0, direction=-25.0, fall_penalty=40.0)
     assert how.score({'kicks': [fell]}) == pytest.approx(24.0) and KickTrials().score({'kicks': [fell]}) < 0
 
