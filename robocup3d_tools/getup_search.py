@@ -149,8 +149,9 @@ def nao_space(skill: str, robot_type: int, names: Sequence[str], space: dict) ->
 
 def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], space: dict) -> SkillSpace:
     """A T1/K1 YAML keyframe skill's ``FRAME.t``/``FRAME.JOINT`` ``names``: each within +-step of
-    the file's value (``space['step']``) and the joint's range, a ``t`` within ``space['t_scale']``
-    times the file's if given; ``space['mirror']`` couples twins."""
+    the file's value (``space['step']``: by the name itself, else by ``t`` or the joint, else ``default``)
+    and the joint's range, a ``t`` within ``space['t_scale']`` times the file's if given;
+    ``space['mirror']`` couples twins."""
     step = space.get('step', {})
     doc = yaml.safe_load(path.read_text(encoding='utf-8'))
     frames = doc['frames']
@@ -169,7 +170,7 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
     lo, hi = [], []
     for n, v in zip(names, start, strict=True):  # within the joint's range (deg, rounded inwards)
         key = n.partition('.')[2]
-        d = float(step.get('t' if key == 't' else 'default', 10.0))
+        d = float(step.get(n, step.get(key, step.get('default', 10.0))))
         j = joints.get(key)
         a, b = (
             (0.02, math.inf)

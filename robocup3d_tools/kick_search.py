@@ -13,24 +13,46 @@ get-ups' (:mod:`robocup3d_tools.getup_search`):
 Each candidate runs :mod:`robocup3d_tools.kick_tasks` in a process of its own (its own server and
 player) and scores :func:`~robocup3d_tools.kick_tasks.kick_score` over its trials: minus the
 distance along the wanted direction, plus penalties for falls, touching the ball before the swing,
-backward or missed kicks and angle errors (as UT Austin Villa's kick optimization).
+backward or missed kicks and angle errors (as UT Austin Villa's kick optimization). How the trials
+run (ball scatter, a walk before each kick, the wanted direction) and the fall penalty are a
+:class:`KickTrials`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.getup import DATA_DIR
 from robocup3d_motion.skills.params import load_type_params
 from robocup3d_tools.getup_search import SkillSpace, keyframe_space, nao_space, run_task
-from robocup3d_tools.kick_tasks import kick_score
+from robocup3d_tools.kick_tasks import FALL_PENALTY, kick_score
 from robocup3d_tools.optimize_config import load_optimize_config
 
-__all__ = ['KICK_TASKS', 'kick_score', 'kick_space', 'run_kick_candidate']
+__all__ = ['KICK_TASKS', 'KickTrials', 'kick_score', 'kick_space', 'run_kick_candidate']
 
 KICK_TASKS = ('kick-long', 'kick-quick')
+
+
+@dataclass(frozen=True)
+class KickTrials:
+    """How a kick candidate's trials run (the options of :mod:`robocup3d_tools.kick_tasks`) and are scored."""
+
+    noise: float = 0.0  # m: the ball within +-noise of its spot in x and y
+    walk_in: float = 0.0  # s the robot walks forward and stops before each kick (0: from a stand)
+    direction: float = 0.0  # deg left of the heading: the wanted direction
+    fall_penalty: float = FALL_PENALTY  # m added to a kick's score for a fall or not standing afterwards
+    fall_grace: float = 0.0  # m off a fall's penalty per s the robot stood before it (kick_tasks.trial_score)
+
+    def score(self, result: dict) -> float:
+        """The candidate's score (lower is better): :func:`kick_score` with this fall penalty and grace."""
+        return kick_score(result, self.fall_penalty, self.fall_grace)
+
+    def args(self) -> list[str]:
+        """The kick_tasks options that run trials this way."""
+        return ['--noise', str(self.noise), '--walk-in', str(self.walk_in), '--direction', str(self.direction)]
 
 
 def kick_space(
@@ -70,9 +92,11 @@ def run_kick_candidate(
     trials: int,
     seed: int,
     domain: int,
-    noise: float = 0.0,
+    how: KickTrials = KickTrials(),
 ) -> dict:
-    """Run a candidate's kicks in a process of its own; its JSON result, or ``{'error': ...}``."""
+    """Run a candidate's kicks in a process of its own (``how``: see :class:`KickTrials`); its JSON
+    result, or ``{'error': ...}``."""
     args = ['--server', server, '--robot', robot, '--type', str(robot_type), '--kick', task.removeprefix('kick-')]
-    args += ['--trials', str(trials), '--seed', str(seed), '--noise', str(noise)]
-    return run_task('robocup3d_tools.kick_tasks', args, skill_file, domain, 120 + trials * 40, 'kicks')
+    args += ['--trials', str(trials), '--seed', str(seed), *how.args()]
+    timeout = 120 + trials * (40 + 5 * how.walk_in)
+    return run_task('robocup3d_tools.kick_tasks', args, skill_file, domain, timeout, 'kicks')

@@ -59,7 +59,7 @@ BALL_R = {'mujoco': 0.11, 'simspark': 0.042}
 #: the Nao's kicks (``.skl``): ball spot (x, y) of the right-foot kick and swing start (s) when
 #: the parameter files do not say (``kl_spot_x/y``, ``kq_spot_x/y``)
 NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0)}
-TRACE_JOINTS = ('llj1', 'llj2', 'llj5', 'llj6', 'rlj1', 'rlj4', 'rlj5')
+TRACE_JOINTS = ('llj1', 'llj2', 'llj4', 'llj5', 'llj6', 'rlj1', 'rlj2', 'rlj4', 'rlj5')
 MOVED = 0.03  # m the ball must move to count as touched
 NO_KICK_S = 15.0  # s after the request without a touch: the kick did not happen
 ROLL_TIMEOUT = 12.0  # s after the touch at most until the ball's position is taken
@@ -78,6 +78,7 @@ BACKWARD_PENALTY = 10.0  # went backwards, or the kick did not happen / barely m
 ANGLE_FREE_DEG = 8.0  # angle error that costs nothing
 ANGLE_PENALTY = 0.1  # m per degree of angle error beyond ANGLE_FREE_DEG
 SHORT_M = 0.1
+GRACE_CAP_S = 3.0  # s upright at most that ``fall_grace`` credits
 
 
 @dataclass
@@ -90,6 +91,7 @@ class KickTrial:
     angle_deg: float = 0.0  # the same, signed: + the ball went left of it
     contact_s: float | None = None  # from the request to the ball's first motion
     fell: bool = False
+    fell_s: float | None = None  # from the request to the fall
     early: bool = False  # touched before the swing
     backward: bool = False
     standing: bool = False  # stood STAND_AFTER s after the skill ended
@@ -149,24 +151,30 @@ def summarize(kicks: list[KickTrial] | list[dict]) -> dict:
     }
 
 
-def trial_score(k: dict) -> float:
-    """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties."""
+def trial_score(k: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float = 0.0) -> float:
+    """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties.
+
+    ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays);
+    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the request (up to
+    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later.
+    """
     if k['contact_s'] is None or k['distance'] < SHORT_M or k['backward']:
         f = BACKWARD_PENALTY
     else:
         f = -k['along'] + ANGLE_PENALTY * max(0.0, k['angle_err_deg'] - ANGLE_FREE_DEG)
     if k['fell'] or not k['standing']:
-        f += FALL_PENALTY
+        upright = k.get('fell_s')
+        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright if upright is not None else GRACE_CAP_S)
     if k['early']:
         f += EARLY_PENALTY
     return f
 
 
-def kick_score(result: dict) -> float:
+def kick_score(result: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float = 0.0) -> float:
     """A candidate's score: the mean of its trials' :func:`trial_score` (an error scores the worst)."""
     if 'error' in result or not result.get('kicks'):
-        return BACKWARD_PENALTY + FALL_PENALTY + EARLY_PENALTY
-    return sum(trial_score(k) for k in result['kicks']) / len(result['kicks'])
+        return BACKWARD_PENALTY + fall_penalty + EARLY_PENALTY
+    return sum(trial_score(k, fall_penalty, fall_grace) for k in result['kicks']) / len(result['kicks'])
 
 
 def skill_name(kick: str, foot: str = 'right') -> str:
@@ -298,12 +306,16 @@ def kick_once(
         if seen is not None and not running and ended is None:
             ended = now
         if _fallen(session) and (ended is None or now - ended < STAND_AFTER):
+            if not trial.fell:
+                trial.fell_s = round(now - t0, 3)
             trial.fell = True
         ball = session.ball or last
         if trace and session.cycles % 2 == 0 and session.pose is not None:
             q = session.pose
+            fwd, left = (math.degrees(math.asin(max(-1.0, min(1.0, v)))) for v in (q.forward, q.left))
             print(
-                f'{now - t0:6.2f} up {q.up:.2f} z {q.z:.2f} xy {q.x - p.x:+.2f} {q.y - p.y:+.2f} '
+                f'{now - t0:6.2f} up {q.up:.2f} lean fwd {fwd:+3.0f} left {left:+3.0f} z {q.z:.2f} '
+                f'xy {q.x - p.x:+.2f} {q.y - p.y:+.2f} '
                 f'{session.state.get("skill")} ball {ball[0] - start[0]:+.2f} {ball[1] - start[1]:+.2f} '
                 + ' '.join(f'{j} {math.degrees(joints[j]):.0f}' for j in TRACE_JOINTS if j in joints),
                 file=sys.stderr,

@@ -20,10 +20,11 @@ a skill file (``robocup3d player --skill-params FILE``).
 
 Kick tasks (``kick-long``, ``kick-quick``) search a kick skill the same way (the Nao's
 ``$parameters``, the T1/K1 keyframes of the right-foot kick, whose mirror image follows): ``--trials``
-kicks per candidate from the kick's ball spot (``--noise`` m of scatter), scored as UT Austin Villa's
-kick optimization (:func:`~robocup3d_tools.kick_tasks.kick_score`): the distance along the wanted
-direction, with penalties for falls, touching the ball before the swing, backward or missed kicks
-and angle errors. The best is written to ``--out`` as a skill file.
+kicks per candidate from the kick's ball spot (``--noise`` m of scatter; ``--walk-in S``: each after a
+walk of S s, as in play), scored as UT Austin Villa's kick optimization
+(:func:`~robocup3d_tools.kick_tasks.kick_score`): the distance along the wanted direction
+(``--direction``), with penalties for falls (``--fall-penalty`` m), touching the ball before the swing,
+backward or missed kicks and angle errors. The best is written to ``--out`` as a skill file.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
-from robocup3d_tools.kick_search import KICK_TASKS, kick_score, kick_space, run_kick_candidate
+from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
+from robocup3d_tools.kick_tasks import FALL_PENALTY
 from robocup3d_tools.optimize_config import load_optimize_config
 from robocup3d_tools.ray_pool import DOMAINS, RayPool
 
@@ -283,12 +285,14 @@ def optimize(
     course_seeds: Sequence[int] = (1, 2),
     space_config: str = 'optimize.yaml',
     address: str | None = None,
+    domain_last: int = 0,
 ) -> tuple[float, WalkParams]:
     """Tune a walk set; returns the best score and parameter set (also written to ``out``).
 
     ``names``: the parameters searched (default: all of the server's search space);
     ``workers``: evaluations at once on a local Ray (``address`` None), else the Ray cluster at ``address``;
-    ``domain_base``: the first ROS domain evaluations may claim (0: :data:`~robocup3d_tools.ray_pool.DOMAINS`);
+    ``domain_base``/``domain_last``: the first/last ROS domain evaluations may claim (0: those of
+    :data:`~robocup3d_tools.ray_pool.DOMAINS`);
     ``batch``: candidates run one after the other in one session (saves the start-up);
     ``trace_file``: append every candidate and its result to ``out`` with suffix ``.jsonl``;
     ``tasks``: what each candidate runs (see the module doc); ``course_seconds``/``course_seeds``: the
@@ -341,7 +345,7 @@ def optimize(
         write_walk_file(out, key, last['cands'][i], name, comment + f'measured: {json.dumps(measured)}')
 
     try:
-        with RayPool(workers, address, domains=_domains(domain_base)) as pool:
+        with RayPool(workers, address, domains=_domains(domain_base, domain_last)) as pool:
             best, x = cma_search(encode(start, start, names, space), sigma, popsize, generations, evaluate, improved)
     finally:
         if trace is not None:
@@ -365,21 +369,24 @@ def optimize_getup(
     log: Callable[[str], object] = print,
     space_config: str = 'optimize.yaml',
     address: str | None = None,
-    noise: float = 0.0,
+    kick_trials: KickTrials | None = None,
+    domain_last: int = 0,
 ) -> tuple[float, Path]:
     """Tune a skill, a get-up or a kick (see the module doc); returns the best score and the skill file written.
 
-    ``noise``: kick tasks only, the ball within +-noise m of the kick's spot.
+    ``kick_trials``: kick tasks only, how each candidate's kicks run and score (None: :class:`KickTrials`'s defaults);
+    ``domain_base``/``domain_last``: the ROS domains evaluations may claim (see :func:`_domains`).
     """
     who = 'nao' if server == 'simspark' else robot
     kick = task in KICK_TASKS
+    kick_trials = kick_trials or KickTrials()
     space = (kick_space if kick else getup_space)(task, who, robot_type, names, space_config)
     written: list[Path] = [Path(out)]
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
-        jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1, noise) for x in xs]
+        jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1, kick_trials) for x in xs]
         results = pool.map(_skill_candidate, jobs)
-        scores = [(kick_score if kick else getup_score)(r) for r in results]
+        scores = [(kick_trials.score if kick else getup_score)(r) for r in results]
         last[:] = results
         errors = [r['error'] for r in results if 'error' in r]
         why = f' (first: {errors[0]})' if errors else ''
@@ -411,29 +418,33 @@ def optimize_getup(
         best_x[gen] = xs
         return evaluate(gen, xs)
 
-    with RayPool(workers, address, domains=_domains(domain_base)) as pool:
+    with RayPool(workers, address, domains=_domains(domain_base, domain_last)) as pool:
         best, _ = cma_search(space.x0(), sigma, popsize, generations, remember, improved)
     return best, written[0]
 
 
 def _skill_candidate(job: tuple, domain: int) -> dict:
     """One skill candidate's trials in ROS ``domain`` (a Ray task: the skill file lives on its machine)."""
-    space, x, task, server, robot, robot_type, trials, seed, noise = job
+    space, x, task, server, robot, robot_type, trials, seed, kick_trials = job
     with tempfile.TemporaryDirectory(prefix='r3d_skill_') as tmp:
         path = space.write(x, Path(tmp) / 'candidate')
         if task in KICK_TASKS:
-            return run_kick_candidate(path, task, server, robot, robot_type, trials, seed, domain, noise)
+            return run_kick_candidate(path, task, server, robot, robot_type, trials, seed, domain, kick_trials)
         return run_candidate(path, task, server, robot, robot_type, trials, seed, domain)
 
 
 def _getup_candidate(job: tuple, domain: int) -> dict:
-    """One get-up candidate's trials (``job`` without the kick's noise; see :func:`_skill_candidate`)."""
-    return _skill_candidate((*job, 0.0), domain)
+    """One get-up candidate's trials (``job`` without the kick's trials; see :func:`_skill_candidate`)."""
+    return _skill_candidate((*job, KickTrials()), domain)
 
 
-def _domains(first: int) -> range:
-    """The ROS domains evaluations may claim: from ``first`` (0: the default range) up."""
-    return range(first, DOMAINS.stop) if first else DOMAINS
+def _domains(first: int, last: int = 0) -> range:
+    """The ROS domains evaluations may claim: ``first`` to ``last`` (0: the default range's first / last)."""
+    start = first or DOMAINS.start
+    stop = last + 1 if last else DOMAINS.stop
+    if start >= stop:
+        raise ConfigError(f'no ROS domain from {start} to {stop - 1}')
+    return range(start, stop)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -467,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument('--space', default='optimize.yaml', help='search spaces (name in config/ or a path)')
     p.add_argument('--domain-base', type=int, default=0, help='first ROS domain evaluations may claim (0: 120)')
+    p.add_argument('--domain-last', type=int, default=0, help='last ROS domain evaluations may claim (0: 231)')
     p.add_argument('--out', type=Path, default=None, help='result file (default: walk_tuned.yaml or getup_tuned.*)')
     walk = p.add_argument_group('walk tasks')
     walk.add_argument('--set', default='', help='walk set to start from (default: the robot default)')
@@ -480,6 +492,14 @@ def main(argv: list[str] | None = None) -> int:
     getup = p.add_argument_group('get-up and kick tasks')
     getup.add_argument('--trials', type=int, default=3, help='knock-downs or kicks per candidate')
     getup.add_argument('--noise', type=float, default=0.0, help='kicks: the ball within +-NOISE m of its spot')
+    getup.add_argument('--walk-in', type=float, default=0.0, help='kicks: s the robot walks forward before each')
+    getup.add_argument('--direction', type=float, default=0.0, help='kicks: wanted direction, deg left of the heading')
+    getup.add_argument(
+        '--fall-penalty', type=float, default=FALL_PENALTY, help='kicks: m added to a kick that falls or does not stand'
+    )
+    getup.add_argument(
+        '--fall-grace', type=float, default=0.0, help="kicks: m off a fall's penalty per s stood before it (<= 3 s)"
+    )
     args = p.parse_args(argv)
     getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS]
     if getups and (len(args.task) > 1):
@@ -501,7 +521,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.domain_base,
                 space_config=args.space,
                 address=args.address,
-                noise=args.noise,
+                kick_trials=KickTrials(args.noise, args.walk_in, args.direction, args.fall_penalty, args.fall_grace),
+                domain_last=args.domain_last,
             )
         else:
             path = args.out or Path('walk_tuned.yaml')
@@ -527,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
                 course_seeds=args.course_seeds,
                 space_config=args.space,
                 address=args.address,
+                domain_last=args.domain_last,
             )
     except (ConfigError, RuntimeError) as exc:
         print(f'robocup3d optimize: {exc}', file=sys.stderr)

@@ -63,7 +63,7 @@ BALL_ASIDE = (20.0, 15.0, 0.12)
 
 @dataclass(frozen=True, slots=True)
 class Pose:
-    """Torso ground truth: position (m), heading (rad) and how upright it is (z of its z axis)."""
+    """Torso ground truth: position (m), heading (rad), how upright it is (z of its z axis) and which way it leans."""
 
     t: float  # server seconds since the session started (cycles * 0.02)
     x: float
@@ -71,6 +71,14 @@ class Pose:
     z: float
     yaw: float
     up: float
+    forward: float = 0.0  # its z axis along the heading (+: leaning forwards; sin of the lean)
+    left: float = 0.0  # and across it (+: leaning to the left)
+
+
+def _lean(yaw: float, ux: float, uy: float) -> tuple[float, float]:
+    """The torso z axis's ground components (``ux``, ``uy``) along and left of the heading ``yaw``."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return c * ux + s * uy, -s * ux + c * uy
 
 
 def yaw_of(w: float, x: float, y: float, z: float) -> float:
@@ -231,7 +239,9 @@ class SimSession:
         p, o = msg.pose.position, msg.pose.orientation
         self.cycles += 1
         up = 1.0 - 2.0 * (o.x * o.x + o.y * o.y)
-        self.pose = Pose(self.cycles * CYCLE, p.x, p.y, p.z, yaw_of(o.w, o.x, o.y, o.z), up)
+        yaw = yaw_of(o.w, o.x, o.y, o.z)
+        lean = _lean(yaw, 2.0 * (o.x * o.z + o.w * o.y), 2.0 * (o.y * o.z - o.w * o.x))
+        self.pose = Pose(self.cycles * CYCLE, p.x, p.y, p.z, yaw, up, *lean)
         self.pose_seq += 1
 
     def _poll_simspark(self) -> None:
@@ -254,7 +264,7 @@ class SimSession:
                     self.ball, self.ball_t = ball, self.cycles * CYCLE
                 if torso is not None:
                     (x, y, z), up, yaw = torso
-                    self.pose = Pose(self.cycles * CYCLE, x, y, z, yaw, up[2])
+                    self.pose = Pose(self.cycles * CYCLE, x, y, z, yaw, up[2], *_lean(yaw, up[0], up[1]))
                     self.pose_seq += 1
         if not self._truth_pending:
             trainer.request_full_state()

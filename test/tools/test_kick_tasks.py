@@ -14,7 +14,9 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR, load_keyframe_dir, load_keyframe_skills, mirror_joint, mirror_skill
-from robocup3d_tools.kick_search import KICK_TASKS, kick_space
+from robocup3d_tools import kick_search, optimize
+from robocup3d_tools.getup_search import keyframe_space
+from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import (
     FALL_PENALTY,
     KickTrial,
@@ -103,6 +105,48 @@ def test_a_kick_scores_its_distance_along_the_wanted_direction_and_penalties() -
     assert kick_score({'error': 'exit 1'}) > kick_score({'kicks': [missed, fell]}) - 1e-9
 
 
+def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fell = _kick(fell=True, standing=False, along=16.0, distance=16.0)
+    short = _kick(along=2.0, distance=2.0)
+    assert trial_score(fell) < trial_score(short)  # the default penalty: a long kick that falls wins
+    assert trial_score(fell, fall_penalty=40.0) == pytest.approx(-16.0 + 40.0)
+    assert trial_score(fell, 40.0) > trial_score(short, 40.0)  # a heavy one: the kick that stands wins
+    assert kick_score({'kicks': [fell, short]}, 40.0) == pytest.approx((24.0 - 2.0) / 2)
+    assert kick_score({'error': 'x'}, 40.0) == kick_score({'error': 'x'}) + 40.0 - FALL_PENALTY
+    # fall_grace: a later fall costs less, and with the penalty above 3 s of grace plus the longest kick,
+    # a standing kick still beats every fall
+    early_fall, late_fall = _kick(fell=True, standing=False, fell_s=1.0), _kick(fell=True, standing=False, fell_s=2.5)
+    assert trial_score(late_fall, 60.0, 10.0) == pytest.approx(-7.9 + 60.0 - 25.0)
+    assert trial_score(late_fall, 60.0, 10.0) < trial_score(early_fall, 60.0, 10.0)
+    assert trial_score(_kick(fell=True, standing=False, fell_s=9.0), 60.0, 10.0) == pytest.approx(-7.9 + 30.0)
+    assert trial_score(early_fall, 40.0) == trial_score(late_fall, 40.0)  # no grace: a fall is a fall
+    assert trial_score(short, 60.0, 10.0) < trial_score(
+        _kick(fell=True, standing=False, fell_s=3.0, along=25.0), 60.0, 10.0
+    )
+    how = KickTrials(noise=0.03, walk_in=3.0, direction=-25.0, fall_penalty=40.0)
+    assert how.score({'kicks': [fell]}) == pytest.approx(24.0) and KickTrials().score({'kicks': [fell]}) < 0
+
+    seen: list[list[str]] = []
+    monkeypatch.setattr(kick_search, 'run_task', lambda module, args, *rest: seen.append(args) or {'kicks': []})
+    run_kick_candidate(tmp_path / 'c.yaml', 'kick-long', 'mujoco', 'T1', 0, 3, 1, 150, how)
+    args = seen[0]
+    assert args[args.index('--walk-in') + 1] == '3.0' and args[args.index('--direction') + 1] == '-25.0'
+    assert args[args.index('--noise') + 1] == '0.03' and args[args.index('--kick') + 1] == 'long'
+
+    called: dict = {}
+    monkeypatch.setattr(optimize, 'optimize_getup', lambda *a, **kw: called.update(kw) or (0.0, tmp_path / 'k.yaml'))
+    argv = ['--task', 'kick-long', '--fall-penalty', '40', '--walk-in', '3', '--noise', '0.03', '--domain-last', '179']
+    assert optimize.main(argv) == 0
+    assert called['kick_trials'] == KickTrials(noise=0.03, walk_in=3.0, fall_penalty=40.0)
+    assert called['domain_last'] == 179
+    assert optimize.main(['--task', 'kick-long']) == 0 and called['kick_trials'] == KickTrials()
+    assert optimize._domains(150, 179) == range(150, 180) and optimize._domains(0) == optimize.DOMAINS
+    with pytest.raises(ConfigError, match='no ROS domain'):
+        optimize._domains(180, 179)
+
+
 def test_figures_over_trials() -> None:
     kicks = [_kick(distance=d, angle_err_deg=a, contact_s=c) for d, a, c in [(4, 2, 0.5), (8, 6, 0.6), (9, 10, 0.7)]]
     kicks.append(dataclasses.asdict(KickTrial(standing=True)))  # no kick: 0 m, no angle, no contact
@@ -140,6 +184,17 @@ def test_a_kick_candidate_is_a_skill_file_with_its_mirror(robot: str, task: str,
         written = space.write([corner] * len(space.names), tmp_path / f'c{corner}')
         assert [s.name for s in load_keyframe_skills(written, spec)] == [s.name for s in shipped]
         assert kick_setup(robot, space.skill, [str(written)]) == kick_setup(robot, space.skill)
+
+
+def test_a_keyframe_step_may_be_given_per_name_or_per_joint() -> None:
+    path = DATA_DIR / 'T1' / 'kick_long.yaml'
+    names = ('0.t', '0.llj1', '2.rlj1', '3.rlj1', '3.llj1')
+    step = {'t': 0.05, 'default': 8.0, '2.rlj1': 20.0, 'llj1': 3.0}
+    space = keyframe_space('T1', 'long', path, names, {'step': step})
+    half = {n: (hi - lo) / 2 for n, lo, hi in zip(space.names, space.lo, space.hi, strict=True)}
+    assert half['0.t'] == pytest.approx(0.05) and half['3.rlj1'] == pytest.approx(8.0)  # by kind, the default
+    assert half['2.rlj1'] == pytest.approx(20.0)  # by its own name
+    assert half['0.llj1'] == pytest.approx(3.0) == half['3.llj1']  # by the joint
 
 
 def test_the_nao_kick_space_takes_the_kicks_parameters_by_prefix() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from pathlib import Path
 from types import SimpleNamespace
@@ -55,3 +56,19 @@ def test_catch_up_brings_the_clock_to_the_servers_time_at_the_call(lag: int, tmp
 
 def test_catch_up_is_a_no_op_on_rcssservermj(tmp_path: Path) -> None:
     SimSession(server='mujoco', log_dir=tmp_path).catch_up()  # no trainer, no stream: returns at once
+
+
+@pytest.mark.parametrize(('axis', 'yaw'), [('y', 0.0), ('y', math.pi / 2), ('x', 0.0), ('x', -math.pi / 2)])
+def test_the_ground_truth_pose_says_which_way_the_torso_leans(axis: str, yaw: float, tmp_path: Path) -> None:
+    """A torso tipped 10 deg about its y axis leans forwards, about its x axis to the right, whichever way it faces."""
+    tilt = math.radians(10.0)
+    # the heading, then the tilt in the torso's own frame: q = q_yaw * q_tilt (w, x, y, z)
+    cy, sy, ct, st = math.cos(yaw / 2), math.sin(yaw / 2), math.cos(tilt / 2), math.sin(tilt / 2)
+    tx, ty = (st, 0.0) if axis == 'x' else (0.0, st)
+    o = SimpleNamespace(w=cy * ct, x=cy * tx - sy * ty, y=cy * ty + sy * tx, z=sy * ct)
+    s = SimSession(server='mujoco', log_dir=tmp_path)
+    s._on_pose(SimpleNamespace(pose=SimpleNamespace(position=SimpleNamespace(x=1.0, y=2.0, z=0.6), orientation=o)))
+    p = s.pose
+    assert p is not None and p.yaw == pytest.approx(yaw) and p.up == pytest.approx(math.cos(tilt))
+    forward, left = (math.sin(tilt), 0.0) if axis == 'y' else (0.0, -math.sin(tilt))
+    assert (p.forward, p.left) == pytest.approx((forward, left), abs=1e-9)
