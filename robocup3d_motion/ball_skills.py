@@ -32,7 +32,6 @@ LOST_TURN = 0.5  # rad/s turning in place to find a lost ball
 AVOID_RADIUS = 0.6  # m kept from other robots' centres while walking past them
 GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
-FOOT_SWITCH = 0.03  # m nearer the other foot's spot a ball must be for the dribble to walk it with that foot
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 
 
@@ -427,7 +426,6 @@ class DribbleTask(Task):
         self.reach = 0.5  # m from the target: done
         self._aim: tuple[float, float] | None = None  # the window point the ball is walked to
         self._along: tuple[float, float] | None = None  # the window's direction, fixed at the start
-        self._side = spec.ball[1]  # the ball's y at the feet: in front of the foot that walks it (the spec's: right)
         self.timeout = 3.0 * approach.timeout  # a dribble across the field takes a while
 
     def act(self, v: View) -> Action:
@@ -456,7 +454,7 @@ class DribbleTask(Task):
         rx, ry = pose[0] - ball[0], pose[1] - ball[1]
         along, across, off = on_line(pose, ball, heading)  # the robot on the line through the ball
         bx, by = to_robot(pose, *ball)
-        sx, sy = self.spec.ball[0], self.foot_side(by)
+        sx, sy = self.spec.ball
         yaw_err = wrap(heading - pose[2])
         on = self.phase == 'dribbling'
         close = 0.02 < bx < sx + 0.15 and abs(by - sy) < 2.0 * self.spec.lateral  # at the feet: keep going
@@ -465,13 +463,13 @@ class DribbleTask(Task):
             self._orbit = 0
             if on or bx < sx + 0.5:  # from afar the same walk at the ball is still the approach
                 self.phase = 'dribbling'
-            return Action(velocity=self.push(across + sy, by - sy, yaw_err, to_go, bx - sx))
+            return Action(velocity=self.push(across, by - sy, yaw_err, to_go, bx - sx))
         self.phase = 'approaching'
         near = math.hypot(rx, ry) < self.approach.clear + 0.4
         if near and along < -(sx + 0.05) and off < math.radians(60.0):
             # behind the ball, off its line: sidestep onto it (never back), turning to face the target
             back = max(-along, sx + 0.1)
-            x, y = to_robot(pose, ball[0] - back * c + sy * s, ball[1] - back * s - sy * c)  # the foot on the line
+            x, y = to_robot(pose, ball[0] - back * c, ball[1] - back * s)
             slow = 0.3 if abs(yaw_err) > 0.5 else 1.0
             vx, vy = slow * max(0.0, min(0.2, 1.5 * x)), slow * max(-0.15, min(0.15, 1.5 * y))
             return Action(velocity=(vx, vy, max(-0.8, min(0.8, 1.5 * yaw_err))))
@@ -480,30 +478,17 @@ class DribbleTask(Task):
         goal = line_up_point(pose, kick_pose(ball, heading, (sx, sy)), self.approach.line_up)
         return Action(walk_target=self.route(pose, ball, goal))
 
-    def foot_side(self, by: float) -> float:
-        """The ball's y at the feet (robot frame): in front of the foot on the ball's side, the other one once the
-        ball is :data:`FOOT_SWITCH` m nearer its spot (a sidestep is slow and turns a walking robot)."""
-        other = -self._side
-        if abs(by - other) < abs(by - self._side) - FOOT_SWITCH:
-            self._side = other
-        return self._side
-
     def push(self, across: float, side: float, yaw_err: float, to_go: float, ahead: float):
-        """Walk through the ball: steer onto the line, keep the ball in front of the foot.
-
-        ``across``: the robot off the ball's line (m, left +); ``side``: the ball off the foot's spot (m, left +);
-        ``ahead``: the ball beyond the spot (m).
-        """
+        """Walk through the ball: steer onto the line, keep the ball in front of the feet."""
         # heading onto the line (cross-track error) from afar; at the ball, at the target (the ball goes
-        # where the feet walk), the sidestep keeping it in front of the foot
+        # where the feet walk), the sidestep keeping it in front of them
         steer = wrap(yaw_err - math.atan(2.0 * across) * max(0.0, min(1.0, (ahead - 0.1) / 0.4)))
         speed = min(self.spec.speed, 0.15 + 0.5 * to_go)
-        at_feet = ahead < self.spec.ahead
-        if at_feet:  # the ball at the feet: no walking past it while it is off the foot
+        if ahead < self.spec.ahead:  # the ball at the feet: no walking past it while it is off the centre
             speed *= max(0.0, min(1.0, 1.5 - abs(side) / self.spec.lateral))
         speed *= max(0.2, math.cos(steer))
         # sidestep only at the ball, and turn gently at speed: walking fast, sidestepping and turning
         # at once tips the robot over
-        vy = max(-0.15, min(0.15, 1.5 * side)) if at_feet else 0.0
+        vy = max(-0.15, min(0.15, 1.5 * side)) if ahead < self.spec.ahead else 0.0
         turn = 1.0 - 0.5 * min(1.0, speed / max(self.spec.speed, 1e-6))
         return speed, vy, max(-turn, min(turn, 1.5 * steer))

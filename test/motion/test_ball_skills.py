@@ -244,23 +244,6 @@ def test_dribble_walks_the_ball_to_the_target_keeping_it_close() -> None:
     assert farthest < 1.0
 
 
-def test_the_dribble_walks_the_ball_with_the_foot_on_its_side() -> None:
-    """A sidestep is slow and turns a walking T1: the dribble takes the ball with the foot on its side."""
-    spec = DribbleSpec(ball=(0.24, -0.08), speed=0.45, lateral=0.12, ahead=0.7)
-
-    def step(task: DribbleTask, by: float) -> tuple[float, float, float]:
-        task.phase = 'dribbling'
-        act = task.step(View(0.0, (0.0, 0.0, 0.0), (0.3, by), walking=True))  # the target straight ahead
-        assert act.velocity is not None, act
-        return act.velocity
-
-    task = DribbleTask(1, 0.0, APPROACH, spec, (10.0, 0.0))
-    vx, vy, _ = step(task, -0.08)  # in front of the right foot: straight on
-    assert vx > 0.3 and abs(vy) < 0.02
-    vx, vy, _ = step(task, 0.1)  # on the left: the left foot takes it, no long sidestep
-    assert task.foot_side(0.1) == pytest.approx(0.08) and vx > 0.3 and abs(vy) < 0.05
-
-
 def test_the_window_point_is_where_the_robots_way_through_the_ball_meets_the_window() -> None:
     ball, target = (0.0, 0.0), (4.0, 0.0)
     assert window_point(ball, target, 0.0, 0.3) == target  # no slack: the target itself
