@@ -73,7 +73,6 @@ WALK = 'walk'
 CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 ESTIMATE_AGE = 0.5  # s: an older pose or ball estimate is not used by a task
 SAME_TARGET = 0.2  # m (and rad): a request this near the running task's asks for the same task
-HEAD_JOINTS = frozenset({'hj1', 'hj2'})
 LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then sweeps to find it
 
 
@@ -482,25 +481,20 @@ class MotionCore:
                 else:
                     cmd = {n: start.get(n, v) + (v - start.get(n, v)) * b for n, v in cmd.items()}
         if self.task is not None and not self.task.over and not self.is_getup:
-            look = self._look_at_ball(t) or self.head.scan(t)  # a task sweeps for a ball it has lost
-        elif self.skill in (STAND, WALK) and not HEAD_JOINTS & self.targets.keys():
-            # no task (a stand in a set play, a walk on cmd_vel): keep a known ball in view, unless told otherwise
-            look = self._look_at_ball(t)
-        else:
-            look = {}
-        if look:
-            cmd = {**cmd, **look}
+            look = self._look(t)
+            if look:
+                cmd = {**cmd, **look}
         self.last_cmd = cmd
         return cmd
 
-    def _look_at_ball(self, t: float) -> dict[str, float]:
-        """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old), else {}.
+    def _look(self, t: float) -> dict[str, float]:
+        """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old), else a sweep to find it.
 
         A vaguer estimate is where the ball was, not where it is: the head stops staring at it.
         """
         pose, ball = self._pose, self._seen_ball
         if pose is None or ball is None or t - ball[2] > LOOK_AGE:
-            return {}
+            return self.head.scan(t)
         return self.head.look_at(*to_robot(pose[:3], ball[0], ball[1]))
 
     def _walk_wanted(self, t: float) -> bool:

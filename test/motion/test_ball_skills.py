@@ -357,25 +357,6 @@ def test_the_same_request_again_keeps_the_running_task_and_its_progress() -> Non
     assert core.task is not task and task.phase == 'cancelled' and core.task.id == 3
 
 
-def test_a_standing_robot_keeps_a_known_ball_in_view_without_a_task() -> None:
-    """In a set play strategy may only ask for a stand: the head still follows the ball (it lost it before,
-    with the ball at its feet out of a level camera's view), unless someone set the neck's targets."""
-    core = _core()
-    core.on_imu(0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=0.0)
-    level = core.step(0.0, {}, wall=0.0)
-    core.on_pose(0.0, 0.0, 0.0, 0.0)
-    core.on_ball(0.0, 0.4, 0.3, 0.1)  # ahead and to the left, near the feet
-    cmd = core.step(0.02, {}, wall=0.0)
-    assert core.task is None and cmd['hj1'] == pytest.approx(math.atan2(0.3, 0.4))
-    assert cmd['hj2'] != pytest.approx(level['hj2'])  # pitched down to it
-    core.on_ball(0.1, 0.4, 0.3, 5.0)  # vague: where it was, not where it is
-    core.on_imu(1.5, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=1.5)
-    assert core.step(1.5, {}, wall=1.5)['hj1'] == pytest.approx(level['hj1'])  # no staring at an old estimate
-    core.on_ball(1.5, 0.4, 0.3, 0.1)
-    core.targets = {'hj1': -0.5}  # a user's neck target wins
-    assert core.step(1.52, {}, wall=1.5)['hj1'] == pytest.approx(-0.5)
-
-
 def test_the_core_refuses_a_kick_whose_skills_the_robot_lacks() -> None:
     core = _core({'long': SPEC})
     why = core.request(Kick(target=(3.0, 0.0)).to_text())
