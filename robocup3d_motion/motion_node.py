@@ -73,6 +73,7 @@ WALK = 'walk'
 CONTACT_N = 5.0  # N of foot pressure that counts as touching the ground
 ESTIMATE_AGE = 0.5  # s: an older pose or ball estimate is not used by a task
 SAME_TARGET = 0.2  # m (and rad): a request this near the running task's asks for the same task
+HEAD_JOINTS = frozenset({'hj1', 'hj2'})
 LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then sweeps to find it
 
 
@@ -437,12 +438,15 @@ class MotionCore:
         if self.task is not None and not self.task.over and self.imu_ok:
             self._run_task(t)
         if self.player is not None:
+            # a skill other than a get-up plays with the neck at the hold pose where it does not move it, not
+            # pitched down at the ball where a task's look left it (a T1 long kick so played missed the ball)
+            level = {} if self.is_getup else {j: v for j, v in self.settings.hold_pose.items() if j in HEAD_JOINTS}
             if isinstance(self.player, KeyframePlayer):
-                out, done = self.player.execute(self._reset, t, measured, start=self.last_cmd)
+                out, done = self.player.execute(self._reset, t, measured, start={**self.last_cmd, **level})
             else:
                 out, done = self.player.execute(self._reset, t, measured)
             self._reset = False
-            cmd = dict(self.last_cmd)
+            cmd = {**self.last_cmd, **level}
             cmd.update(out)
             if done:
                 was_getup = self.is_getup
@@ -480,7 +484,7 @@ class MotionCore:
                     self._stand_from = None
                 else:
                     cmd = {n: start.get(n, v) + (v - start.get(n, v)) * b for n, v in cmd.items()}
-        if self.task is not None and not self.task.over and not self.is_getup:
+        if self.task is not None and not self.task.over and self.skill in (STAND, WALK):
             look = self._look(t)
             if look:
                 cmd = {**cmd, **look}

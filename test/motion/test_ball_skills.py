@@ -357,6 +357,20 @@ def test_the_same_request_again_keeps_the_running_task_and_its_progress() -> Non
     assert core.task is not task and task.phase == 'cancelled' and core.task.id == 3
 
 
+def test_a_skill_plays_with_the_neck_at_the_hold_pose_not_where_a_task_pitched_it() -> None:
+    """A kick task looks down at the ball as it walks up; the kick itself moves no neck joint. Left pitched
+    down, the T1 long kick did not kick the ball at all (test_report_kick); the neck goes to the hold pose."""
+    core = _core()
+    core.on_imu(0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=0.0)
+    core.step(0.0, {}, wall=0.0)
+    core.last_cmd = {**core.last_cmd, 'hj1': 0.4, 'hj2': 0.6}  # where a task's look left it
+    assert core.request('KICK_LONG_RIGHT') == ''
+    cmd = core.step(0.02, {}, wall=0.0)
+    assert core.skill == 'KICK_LONG_RIGHT'
+    assert cmd['hj1'] == pytest.approx(core.settings.hold_pose['hj1'])
+    assert cmd['hj2'] == pytest.approx(core.settings.hold_pose['hj2'])
+
+
 def test_the_core_refuses_a_kick_whose_skills_the_robot_lacks() -> None:
     core = _core({'long': SPEC})
     why = core.request(Kick(target=(3.0, 0.0)).to_text())
