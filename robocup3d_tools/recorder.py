@@ -107,7 +107,7 @@ COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_comm
 #: The others (not latched) are subscribed best effort: a reliable reader doubles what a message costs the
 #: player to send (the acknowledgements), and none is sent again anyway once its publisher's queue of 1
 #: to 10 moved on.
-RELIABLE_TOPICS = ('raw/percept', 'odom')
+RELIABLE_TOPICS = ('raw/percept', 'odom', 'beam')  # every message counts; a beam is a rare one
 
 
 def start_recorder(

@@ -50,6 +50,9 @@ def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     with recorded_session(run, {'rebuilt': {'rebuild': True}, 'live': {'rebuild': False}}, [TEAM]) as session:
         session.add_team(TEAM)  # players publish raw/percept (no --no-raw)
         session.let_recorders_subscribe()  # both recorders find the player's topics
+        # a beam goes out once a second before the kick-off: let one come after both recorders subscribed
+        # (the kick-off at once left a bag without beam when its recorder matched the publisher a little later)
+        session.play(1.5, wall_seconds=1.5)
         session.trainer.kick_off('Left')
         session.play(6.0, wall_seconds=6.0)
     return run / 'rebuilt', run / 'live', session.log('rebuilt')
