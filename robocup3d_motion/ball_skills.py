@@ -437,15 +437,14 @@ class DribbleTask(Task):
         # the line to walk the ball along: into the window, on the robot's way through the ball (no going round
         # it to reach the window's centre); kept while the robot walks the ball (near the ball the robot's way
         # swings with every step)
+        if self._along is None:  # the window lies across the ball's way to the target as the task began
+            dx, dy = self.target[0] - ball[0], self.target[1] - ball[1]
+            dist = math.hypot(dx, dy)
+            self._along = (-dy / dist, dx / dist) if dist > 1e-6 else (0.0, 1.0)
         if self.phase != 'dribbling' or self._aim is None:
             toward = math.atan2(ball[1] - pose[1], ball[0] - pose[0])
-        else:
-            toward = math.atan2(self._aim[1] - ball[1], self._aim[0] - ball[0])
-        dx, dy = self.target[0] - ball[0], self.target[1] - ball[1]
-        dist = math.hypot(dx, dy)
-        if self._along is None:  # the window lies across the ball's way to the target as the task began
-            self._along = (-dy / dist, dx / dist) if dist > 1e-6 else (0.0, 1.0)
-        self._aim = aim = window_point(ball, self.target, self.slack, toward, self._along)
+            self._aim = window_point(ball, self.target, self.slack, toward, self._along)
+        aim = self._aim
         heading = math.atan2(aim[1] - ball[1], aim[0] - ball[0])
         to_go = math.hypot(aim[0] - ball[0], aim[1] - ball[1])
         if to_go < self.reach:

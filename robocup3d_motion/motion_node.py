@@ -163,6 +163,7 @@ class MotionCore:
         self.last_imu_wall: float | None = None
         self.imu_ok = False
         self.last_cmd: dict[str, float] = dict(self.settings.hold_pose)
+        self._level_head = {j: v for j, v in self.settings.hold_pose.items() if j in HEAD_JOINTS}  # a skill's neck
         self.error = ''
         self.getups = 0
         self._pause_until = -math.inf
@@ -440,7 +441,7 @@ class MotionCore:
         if self.player is not None:
             # a skill other than a get-up plays with the neck at the hold pose where it does not move it, not
             # pitched down at the ball where a task's look left it (a T1 long kick so played missed the ball)
-            level = {} if self.is_getup else {j: v for j, v in self.settings.hold_pose.items() if j in HEAD_JOINTS}
+            level = {} if self.is_getup else self._level_head
             if isinstance(self.player, KeyframePlayer):
                 out, done = self.player.execute(self._reset, t, measured, start={**self.last_cmd, **level})
             else:
