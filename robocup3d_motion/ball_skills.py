@@ -12,7 +12,8 @@ margin against switching back and forth), walks to the pose behind the ball, goi
 ball when it stands in the way (facing it, when the robot is beside, ahead of or too near it),
 aims along the line within the request's ``slack`` it is nearest to facing, and starts the kick
 once the ball lies at the kick's spot within its tolerance (after the walk has stopped, for a
-kick that needs it). Phases:
+kick that needs it). An in-walk kick (the spec's ``walk``) is asked of the walk instead once the ball
+lies at its spot, and the robot walks on until the kicking step has swung. Phases:
 ``approaching``, ``settling``, ``kicking``, then ``done``; ``failed`` with a reason (the
 ball was lost, the task took too long, too many falls); ``fallen`` while the robot lies or
 gets up, after which it goes on.
@@ -32,6 +33,7 @@ LOST_TURN = 0.5  # rad/s turning in place to find a lost ball
 AVOID_RADIUS = 0.6  # m kept from other robots' centres while walking past them
 GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
+KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 
 
@@ -68,6 +70,7 @@ class View:
     fallen: bool = False  # lying or getting up
     skill: str | None = None  # the skill playing (not the walk or the stand)
     walking: bool = False  # the walk is still stepping
+    walk_kick: str = ''  # an in-walk kick: 'asked' (waiting for its foot's step), 'swinging', 'missed', or ''
 
 
 @dataclass
@@ -78,6 +81,7 @@ class Action:
     velocity: tuple[float, float, float] | None = None  # robot frame
     stop: bool = False
     skill: str | None = None
+    walk_kick: tuple[str, float] | None = None  # kick in a walk step of this foot ('right', 'left'); the ball's x
 
 
 class Task:
@@ -316,9 +320,25 @@ class KickTask(Task):
         self.foot: str | None = None
         self._settle_since: float | None = None
         self.kicked_at: float | None = None
+        self._swung = False  # an in-walk kick's step has begun
 
     def state(self) -> dict:
         return {**super().state(), 'kick': self.name, 'foot': self.foot}
+
+    def _walk_kicking(self, v: View) -> Action:
+        """Walk on straight while the walk's kick step comes and swings; done once it has."""
+        assert self.spec.walk is not None and self.kicked_at is not None
+        self._swung = self._swung or v.walk_kick == 'swinging'
+        if v.walk_kick == 'missed':  # the ball came too near before the foot's step: line up again
+            self.phase = 'approaching'
+            return Action()
+        if v.walk_kick:
+            return Action(velocity=(self.spec.walk.speed, 0.0, 0.0))
+        if self._swung:
+            return self.end('done')
+        if v.t - self.kicked_at > KICK_STEP_WAIT:
+            return self.end('failed', 'the walk took no kick step')
+        return Action(velocity=(self.spec.walk.speed, 0.0, 0.0))
 
     def choose_foot(self, pose: tuple[float, float, float], ball: tuple[float, float], heading: float) -> str:
         """The foot whose kick pose costs least to reach (the current one unless the other saves a margin)."""
@@ -345,6 +365,8 @@ class KickTask(Task):
 
     def act(self, v: View) -> Action:
         if self.phase == 'kicking':
+            if self.spec.walk is not None:
+                return self._walk_kicking(v)
             if v.skill == self.spec.skill(self.foot or 'right'):
                 return Action()
             return self.end('done')
@@ -374,6 +396,9 @@ class KickTask(Task):
                     self.phase = 'settling'
                     return Action(stop=True)
             self.phase, self.kicked_at = 'kicking', v.t
+            if self.spec.walk is not None:
+                self._swung = False
+                return Action(walk_kick=(foot, bx), velocity=(self.spec.walk.speed, 0.0, 0.0))
             return Action(skill=self.spec.skill(foot))
         self._settle_since = None
         self.phase = 'approaching'

@@ -1,6 +1,7 @@
 """Schema and loader of ``config/kicks.yaml``: each robot's kicks, dribble and approach.
 
-For every kick: the skills that play it with the right and the left foot, where the ball
+For every kick: the skills that play it with the right and the left foot (or, for an in-walk kick,
+``walk``: the swing the walk puts into one step, :class:`WalkKick`), where the ball
 lies (in the robot's ground frame, x forward, y left) when the right-foot kick starts
 (the left one mirrors it), how close to that the approach must come, whether the walk
 stops first, and the **kick model**: the distance (mean, sd, m) and direction spread (deg)
@@ -15,12 +16,12 @@ import math
 from functools import cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from robocup3d_bridge.config_files import ConfigError, config_path, load_config
 from robocup3d_bridge.config_schema import Finite, NonNegative, Positive, Section, Text, validate
 
-__all__ = ['ApproachSpec', 'BallSkills', 'DribbleSpec', 'KickSpec', 'ball_skills_for', 'load_kicks_config']
+__all__ = ['ApproachSpec', 'BallSkills', 'DribbleSpec', 'KickSpec', 'WalkKick', 'ball_skills_for', 'load_kicks_config']
 
 
 class Tolerance(Section):
@@ -38,11 +39,38 @@ class Model(Section):
     sd: NonNegative = 0.0
 
 
-class KickSpec(Section):
-    """One kick of one robot."""
+class WalkKick(Section):
+    """An in-walk kick: the kicking foot's step (:class:`robocup3d_motion.walk.KickSwing`, whose fields these are
+    but ``speed``: ``slow`` times as long, ``sway`` m more over the support foot, the foot drawn ``back``, thrust
+    ``reach`` m ahead at ``at`` of its swing (0.1-0.95), landing ``land`` m further, ``lift`` m higher); the robot
+    walks on at ``speed`` m/s while the step comes, which begins with the ball ``window`` m ahead (none: the
+    foot's next step)."""
 
-    right: Text
-    left: Text
+    reach: Finite = 0.12
+    back: NonNegative = 0.04
+    at: Finite = 0.7
+    lift: Finite = 0.0
+    slow: Positive = 1.0
+    land: Finite = 0.0
+    sway: Finite = 0.0
+    speed: NonNegative = 0.15
+    window: tuple[Finite, Finite] | None = None
+
+    @model_validator(mode='after')
+    def _at_in_swing(self) -> WalkKick:
+        if not 0.1 <= self.at <= 0.95:
+            raise ValueError(f'walk.at must lie within 0.1-0.95 of the swing, got {self.at!r}')
+        if self.window is not None and self.window[0] >= self.window[1]:
+            raise ValueError(f'walk.window must be [near, far] with near < far, got {list(self.window)}')
+        return self
+
+
+class KickSpec(Section):
+    """One kick of one robot: skills (``right``, ``left``) or an in-walk swing (``walk``)."""
+
+    right: Text = ''
+    left: Text = ''
+    walk: WalkKick | None = None
     ball: tuple[Finite, Finite]
     tolerance: Tolerance = Tolerance()
     stop: bool = True
@@ -52,6 +80,12 @@ class KickSpec(Section):
     direction_sd_deg: NonNegative = 5.0
     fall_rate: NonNegative = 0.0  # share of these kicks the robot falls after, as measured
     measured: Text = ''
+
+    @model_validator(mode='after')
+    def _skills_or_walk(self) -> KickSpec:
+        if self.walk is None and not (self.right and self.left):
+            raise ValueError('a kick needs its skills (right and left) or an in-walk swing (walk)')
+        return self
 
     def spot(self, foot: str) -> tuple[float, float]:
         """The ball in the robot's ground frame when ``foot``'s kick starts."""
@@ -137,6 +171,6 @@ def ball_skills_for(
 def check_skills(skills: BallSkills, known: set[str], where: str) -> None:
     """Every kick names skills the robot has; raises :class:`ConfigError` otherwise."""
     for name, k in skills.kicks.items():
-        for s in (k.right, k.left):
+        for s in () if k.walk is not None else (k.right, k.left):
             if s not in known:
                 raise ConfigError(f'kicks.yaml: {where}.kicks.{name}: no skill {s!r}; known: {sorted(known)}')

@@ -63,7 +63,7 @@ from robocup3d_motion.kick_config import BallSkills, ball_skills_for, load_kicks
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
-from robocup3d_motion.walk import WalkEngine, walk_sets
+from robocup3d_motion.walk import KickSwing, WalkEngine, walk_sets
 from robocup3d_motion.walk_control import WalkCommander
 
 __all__ = ['MotionCore', 'MotionNode', 'main']
@@ -268,7 +268,7 @@ class MotionCore:
                 self.error = f'kick refused: no kick {req.kick!r} for {self.robot.name}; known: {sorted(bs.kicks)}'
                 return self.error
             missing = [s for s in (spec.right, spec.left) if s not in self.skills]
-            if missing:
+            if missing and spec.walk is None:
                 self.error = f'kick refused: {self.robot.name} has no skill {missing[0]!r} for kick {req.kick!r}'
                 return self.error
             task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target, req.slack)
@@ -306,6 +306,7 @@ class MotionCore:
             skill=self.skill if self.player is not None and not self.is_getup else None,
             # the walk, or the ease from its stance into the stand: a kick that stops first waits for both
             walking=self.skill == WALK or self._stand_from is not None,
+            walk_kick=self.walk.kick_state if self.walk is not None else '',
         )
 
     def _run_task(self, t: float) -> None:
@@ -313,6 +314,12 @@ class MotionCore:
         task = self.task
         assert task is not None
         act: Action = task.step(self._view(t))
+        if act.walk_kick is not None and self.walk is not None and isinstance(task, KickTask) and task.spec.walk:
+            w = task.spec.walk
+            swing = KickSwing(**w.model_dump(exclude={'speed', 'window'}))
+            foot, ball_x = act.walk_kick
+            window = w.window or (-math.inf, math.inf)
+            self.walk.kick('r' if foot == 'right' else 'l', swing, ball_x, window)
         if act.skill is not None:
             self.commander.stop()
             self._start(act.skill)
@@ -438,6 +445,9 @@ class MotionCore:
                 self._start(STAND)
         if self.task is not None and not self.task.over and self.imu_ok:
             self._run_task(t)
+        kicking = self.task is not None and self.task.phase == 'kicking'
+        if self.walk is not None and not kicking and self.walk.kick_state in ('asked', 'missed'):
+            self.walk.cancel_kick()  # its task is over, or fell: no stale kick in a later step
         if self.player is not None:
             # a skill other than a get-up plays with the neck at the hold pose where it does not move it, not
             # pitched down at the ball where a task's look left it (a T1 long kick so played missed the ball)
@@ -557,6 +567,9 @@ class MotionCore:
             'command': [round(v, 3) for v in w.command],
             'speed': [round(v, 3) for v in w.speed],
             'steps': w.steps,
+            'kick': w.kick_state,
+            'kicks': w.kicks,
+            'kick_x': round(w.kick_x, 3) if math.isfinite(w.kick_x) else None,
             'target': self.commander.target_state(),
         }
 

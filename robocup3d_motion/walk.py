@@ -24,6 +24,11 @@ lands. Parameters per robot and named sets (``positioning``, ``sprint``) live in
 each step blends towards as its forward speed rises (``boost_from``..``boost_to``) while it
 goes straight, so a gait tuned for speed never has to turn or sidestep; the fast part's
 ``max_vx`` is the top speed straight ahead (the set's own applies as it turns or sidesteps).
+
+In-walk kick (:meth:`WalkEngine.kick`): the next step of the chosen foot swings it through the
+ball: drawn back, thrust ``reach`` m beyond the step's own placement at ``at`` of the swing, and
+back onto the step's landing spot, the gait around it unchanged (:class:`KickSwing`). The walk's
+own balance carries the robot through it: no stop, no stand, nothing to fall from but the step.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.body import Body
 from robocup3d_description.kinematics import UnreachableError, legs_ik
 
-__all__ = ['ANGLE_PARAMS', 'WalkEngine', 'WalkParams', 'stop_speed', 'top_vx', 'walk_params', 'walk_sets']
+__all__ = ['ANGLE_PARAMS', 'KickSwing', 'WalkEngine', 'WalkParams', 'stop_speed', 'top_vx', 'walk_params', 'walk_sets']
 
 G = 9.81
 START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
@@ -117,6 +122,36 @@ class WalkParams:
 
 
 ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
+
+
+@dataclass(frozen=True, slots=True)
+class KickSwing:
+    """The swing of an in-walk kick, over the step's own: the step lasts ``slow`` times the gait's period, the
+    body swaying ``sway`` m further over the support foot; the foot is drawn ``back`` m by half way to ``at`` (the
+    part of the swing at which it is furthest forward), thrust to ``reach`` m ahead of its path there, and
+    lands ``land`` m ahead of the step's own placement, ``lift`` m higher over the swing."""
+
+    reach: float = 0.12
+    back: float = 0.04
+    at: float = 0.7
+    lift: float = 0.0
+    slow: float = 1.0
+    land: float = 0.0
+    sway: float = 0.0
+
+    def offset(self, u: float) -> tuple[float, float]:
+        """The foot's extra (forward, up) at ``u`` (0..1) of the swing, over the path to its landing."""
+        if u <= 0.0 or u >= 1.0:
+            return 0.0, 0.0
+        at = min(max(self.at, 0.1), 0.95)
+        half = 0.5 * at
+        if u < half:
+            x = -self.back * _smooth(u / half)
+        elif u < at:
+            x = -self.back + (self.reach + self.back) * _smooth((u - half) / (at - half))
+        else:
+            x = self.reach * (1.0 - _smooth((u - at) / (1.0 - at)))
+        return x, self.lift * math.sin(math.pi * u) ** 2
 
 
 def walk_params(section: Mapping | None, base: WalkParams | None = None, fast_part: bool = False) -> WalkParams:
@@ -255,6 +290,12 @@ class WalkEngine:
                 self._toes[side] = (lk.joint, -1.0 if lk.axis[1] > 0.0 else 1.0, pivot)
         self.set_params(params)
         self.command = (0.0, 0.0, 0.0)
+        self._kick_asked: tuple[str, KickSwing] | None = None  # an in-walk kick waiting for its foot's step
+        self._kick_ball: tuple[float, tuple[float, float]] | None = None  # the ball's x + travel then, window
+        self._kick_missed = False
+        self.kicks = 0  # in-walk kick steps begun
+        self.travel = 0.0  # m walked forward (odometry), for the kick's ball
+        self.kick_x = math.nan  # the ball's x (odometry) as the last kick step began
         self.reset()
 
     def set_params(self, params: WalkParams) -> None:
@@ -275,8 +316,13 @@ class WalkEngine:
         """Take the gait values of the step under way: ``params``, or blended towards ``params.fast``."""
         self.gait = gait
         tc = math.sqrt(gait.com_height / G)
-        self._half = gait.period / (2.0 * tc)
         self._tc = tc
+        self._set_period(gait.period)
+
+    def _set_period(self, period: float) -> None:
+        """The step under way lasts ``period`` s (the gait's, or a kick step's own)."""
+        self._period = period
+        self._half = period / (2.0 * self._tc)
 
     def reset(self) -> None:
         """Stand still in the walk stance, both feet down; the next step starts afresh."""
@@ -294,6 +340,58 @@ class WalkEngine:
         self._launch = False  # speeding up from rest, straight ahead (launch_x)
         self._lift_pitch = 0.0  # the swing foot's heel-up (toe push-off) as it lifted
         self.feet_pitch: dict[str, float] = {}  # each foot's heel-up in the last targets
+        self._kick: KickSwing | None = None  # the swing of the step under way, when it kicks
+        self._set_period(self.gait.period)
+
+    # -- in-walk kick
+    def kick(
+        self,
+        side: str,
+        swing: KickSwing,
+        ball_x: float | None = None,
+        window: tuple[float, float] = (-math.inf, math.inf),
+    ) -> None:
+        """Kick with foot ``side`` (``l``/``r``) in its next step (from rest: the first step).
+
+        ``ball_x``: the ball ahead of the robot now (m); the kick waits for a step of that foot that begins with
+        the ball, brought nearer by the walk's own odometry, within ``window`` (m), and is missed (given up,
+        :attr:`kick_state` ``missed``) if the ball comes nearer than that first.
+        """
+        if side not in ('l', 'r'):
+            raise ValueError(f'kick: side must be "l" or "r", not {side!r}')
+        self._kick_asked = (side, swing)
+        self._kick_ball = None if ball_x is None else (ball_x + self.travel, window)
+        self._kick_missed = False
+
+    def cancel_kick(self) -> None:
+        """Forget a kick not begun yet (the step under way, if it kicks, swings on)."""
+        self._kick_asked, self._kick_missed = None, False
+
+    @property
+    def kick_state(self) -> str:
+        """``asked`` (waiting for the foot's step), ``swinging`` (that step under way), ``missed`` (the ball came
+        too near before the foot's step) or ``''``."""
+        if self._kick_asked is not None:
+            return 'asked'
+        if self._kick_missed:
+            return 'missed'
+        return 'swinging' if self._kick is not None and self.walking else ''
+
+    def _kick_now(self, swing: str) -> bool:
+        """Whether the step of ``swing`` now beginning is the kick asked for (or the kick is missed)."""
+        asked = self._kick_asked
+        if asked is None or asked[0] != swing:
+            return False
+        self.kick_x = math.nan
+        if self._kick_ball is not None:
+            x0, (lo, hi) = self._kick_ball
+            x = self.kick_x = x0 - self.travel
+            if x > hi:
+                return False  # the ball still too far: the foot's next step
+            if x < lo:
+                self._kick_asked, self._kick_missed = None, True
+                return False
+        return True
 
     # -- command
     def set_command(self, vx: float, vy: float, wz: float) -> None:
@@ -362,14 +460,22 @@ class WalkEngine:
             self.walking = False
             return
         if not self.walking:
-            # Start with the foot on the side we move to (sideways / turning), else the left.
+            # Start with the foot on the side we move to (sideways / turning), else the left; a kick's foot first.
             self.support = 'l' if (cy < 0.0 or (cy == 0.0 and cw < 0.0)) else 'r'
+            if self._kick_asked is not None:
+                self.support = 'l' if self._kick_asked[0] == 'r' else 'r'
             self.walking = True
         else:
             self.support = 'l' if self.support == 'r' else 'r'
         swing = 'l' if self.support == 'r' else 'r'
+        self._kick = None
+        if self._kick_now(swing):
+            assert self._kick_asked is not None
+            self._kick, self._kick_asked = self._kick_asked[1], None
+            self.kicks += 1
+        self._set_period(p.period * (self._kick.slow if self._kick is not None else 1.0))
         self._lift_pitch = self.feet_pitch.get(swing, 0.0)
-        t = p.period
+        t = self._period
         for s in 'lr':
             f = self.feet[s]
             self._start[s] = (f.x, f.y, f.yaw)
@@ -378,7 +484,8 @@ class WalkEngine:
         turn = sw * p.turn_scale
         self._target[self.support] = (f.x - sx * t, f.y - sy * t, f.yaw - turn * t)
         lead = p.swing_x_lead * sx
-        self._target[swing] = (0.5 * sx * t + lead, 0.5 * sy * t, 0.5 * turn * t)
+        land = self._kick.land if self._kick is not None else 0.0
+        self._target[swing] = (0.5 * sx * t + lead + land, 0.5 * sy * t, 0.5 * turn * t)
         # Sideways, feet never cross: the inner foot stays on its side.
         if (swing == 'l' and sy < 0.0) or (swing == 'r' and sy > 0.0):
             self._target[swing] = (self._target[swing][0], 0.0, self._target[swing][2])
@@ -410,8 +517,9 @@ class WalkEngine:
             self.heading_error = 0.0
         if self.walking:
             self.t_in_step += dt
+            self.travel += self.params.odom_scale * self.speed[0] * dt
             swing = 'l' if self.support == 'r' else 'r'
-            period = self.gait.period
+            period = self._period
             late = contact is not None and contact.get(swing) and self.t_in_step > 0.75 * period
             if self.t_in_step >= period - 1e-9 or late:
                 self._land()
@@ -442,7 +550,7 @@ class WalkEngine:
         p = self.gait
         if not self.walking:
             return self.feet, 0.0
-        t, per = self.t_in_step, p.period
+        t, per = self.t_in_step, self._period
         phase = min(1.0, t / per)
         # Turning, the double support goes: with both feet planted while their yaw targets
         # change, the soles twist against each other and the robot hardly turns (T1 in place:
@@ -464,9 +572,13 @@ class WalkEngine:
         s = _smooth(swing_s)
         lift = math.sin(math.pi * swing_s) ** 2
         back = self._lift_pitch * (1.0 - _smooth(2.0 * swing_s))  # from the push-off, flat again half way
-        feet[swing] = _Foot(x0 + (x1 - x0) * s, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift, back)
+        kx, kz = self._kick.offset(swing_s) if self._kick is not None else (0.0, 0.0)
+        feet[swing] = _Foot(
+            x0 + (x1 - x0) * s + kx, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift + kz, back
+        )
         shape = (1.0 - math.cosh(u) / math.cosh(self._half)) / (1.0 - 1.0 / math.cosh(self._half))
-        sway = (1.0 if self.support == 'l' else -1.0) * p.sway * shape
+        amp = p.sway + (self._kick.sway if self._kick is not None else 0.0)
+        sway = (1.0 if self.support == 'l' else -1.0) * amp * shape
         return feet, sway
 
     def _targets(self, gyro: tuple[float, float, float] | None, pitch: float) -> dict[str, float]:

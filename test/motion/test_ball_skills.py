@@ -400,7 +400,8 @@ def test_the_shipped_kicks_file_is_valid_and_names_existing_skills() -> None:
             core = MotionCore(robot_spec('mujoco', key, 0), load_robots_config('robots.yaml'))
             known = set(core.skills)
         for name, k in bs.kicks.items():
-            assert {k.right, k.left} <= known, f'{key}.{name}'
+            if k.walk is None:  # an in-walk kick has no skills: the walk plays it
+                assert {k.right, k.left} <= known, f'{key}.{name}'
 
 
 def test_a_kick_that_goes_off_at_an_angle_is_aimed_by_turning_the_robot() -> None:
