@@ -198,10 +198,12 @@ def getup_score(result: dict) -> float:
     return (sum(result['times']) + FAIL_S * failures + REFALL_S * result['refalls']) / counted
 
 
-def run_task(module: str, args: list[str], skill_file: Path, domain: int, timeout: float, key: str) -> dict:
-    """Run ``python -m module args --skill-params skill_file`` in ROS ``domain``; the last JSON line
-    of its output holding ``key``, or ``{'error': ...}``."""
-    cmd = [sys.executable, '-m', module, *args, '--skill-params', str(skill_file)]
+def run_task(
+    module: str, args: list[str], skill_file: Path, domain: int, timeout: float, key: str, flag: str = '--skill-params'
+) -> dict:
+    """Run ``python -m module args --skill-params skill_file`` (or another ``flag``) in ROS ``domain``; the last
+    JSON line of its output holding ``key``, or ``{'error': ...}``."""
+    cmd = [sys.executable, '-m', module, *args, flag, str(skill_file)]
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     try:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)

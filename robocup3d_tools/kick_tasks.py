@@ -37,6 +37,7 @@ from pathlib import Path
 import yaml
 
 from robocup3d_motion.getup import DATA_DIR
+from robocup3d_motion.requests import Kick
 from robocup3d_motion.skills.params import load_type_params
 from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SERVERS, SimSession
@@ -51,7 +52,9 @@ __all__ = [
     'trial_score',
 ]
 
-KICKS = ('long', 'quick')
+KICKS = ('long', 'quick', 'walk')
+WALK_KICK_FROM = (0.8, 1.4)  # m behind the ball an in-walk kick's walk-up starts (``walk``)
+WALK_KICK_TARGET = 10.0  # m beyond the ball its target lies
 #: where the robot stands for the trials (m, m): clear of the lines for a kick of 15 m
 START = {'mujoco': (-14.0, 0.0), 'simspark': (-9.0, 0.0)}
 #: the ball's radius (m) per server
@@ -231,18 +234,7 @@ def kick_once(
     s and stops as a kick task stops it, so the kick starts from the end of a walk, as in play.
     """
     x0, y0 = START[session.server_kind]
-    for _ in range(3):  # a get-up still running when the trainer put the robot down throws it over again
-        session.place(x0, y0, yaw)
-        if session.spin_until(
-            lambda: (
-                session.state.get('skill') == 'stand'
-                and not session.state.get('fallen')
-                and session.pose is not None
-                and session.pose.up > 0.95
-            ),
-            5.0,
-        ):
-            break
+    _stand(session, x0, y0, yaw)
     if walk_in > 0.0:
         session.drive(walk_in, lambda t: (WALK_IN_SPEED, 0.0, 0.0))
         session.velocity(0.0, 0.0, 0.0)
@@ -338,7 +330,94 @@ def kick_once(
         if (at_rest or now - t0 - trial.contact_s > ROLL_TIMEOUT) and (stood or trial.fell or now - t0 > NO_KICK_S):
             break
     trial.standing = not trial.fell and not _fallen(session)
-    dx, dy = last[0] - start[0], last[1] - start[1]
+    _measure(trial, start, last, heading)
+    return trial
+
+
+def _stand(session: SimSession, x: float, y: float, yaw: float) -> None:
+    """Put the robot at (x, y, yaw) and wait until it stands (a get-up still running throws it over: again)."""
+    for _ in range(3):
+        session.place(x, y, yaw)
+        if session.spin_until(
+            lambda: (
+                session.state.get('skill') == 'stand'
+                and not session.state.get('fallen')
+                and session.pose is not None
+                and session.pose.up > 0.95
+            ),
+            5.0,
+        ):
+            return
+
+
+def walk_kick_once(
+    session: SimSession, behind: float, across: float, direction_deg: float = 0.0, yaw: float = 0.0, name: str = 'walk'
+) -> KickTrial:
+    """One in-walk kick as strategy asks for it: the ball ``behind`` m ahead of the standing robot (``across`` m
+    to its left), a ``Kick`` task towards a target :data:`WALK_KICK_TARGET` m beyond it, ``direction_deg`` left of
+    the robot's heading; the walk-up, the kick step and the ball's roll measured from the ground truth. A touch
+    before the task's kicking phase is early (the walk-up ran into the ball)."""
+    x0, y0 = START[session.server_kind]
+    _stand(session, x0, y0, yaw)
+    p = session.pose
+    assert p is not None
+    c, s = math.cos(p.yaw), math.sin(p.yaw)
+    bx, by = p.x + c * behind - s * across, p.y + s * behind + c * across
+    session.trainer.move_ball(bx, by, BALL_R[session.server_kind])
+    session.spin_until(
+        lambda: session.ball is not None and math.hypot(session.ball[0] - bx, session.ball[1] - by) < MOVED,
+        30.0,
+        'the monitor stream did not tell where the ball went',
+    )
+    session.wait_cycles(10)
+    start = session.ball
+    assert start is not None
+    heading = p.yaw + math.radians(direction_deg)
+    target = (start[0] + WALK_KICK_TARGET * math.cos(heading), start[1] + WALK_KICK_TARGET * math.sin(heading))
+    trial = KickTrial(spot=(round(behind, 3), round(across, 3)))
+    t0 = session.cycles * CYCLE
+    request = Kick(target=target, kick=name, id=session.cycles)
+    session.request(request.to_text())
+    kicking = ended = None  # server times the task was seen kicking / over
+    rest_from: tuple[float, tuple[float, ...]] = (t0, start)
+    last = start
+    while True:
+        session.wait_cycles(1)
+        now = session.cycles * CYCLE
+        task = session.state.get('task') or {}
+        phase = task.get('phase', '') if task.get('id') == request.id else ''
+        if phase == 'kicking' and kicking is None:
+            kicking = now
+        if phase in ('done', 'failed', 'cancelled') and ended is None:
+            ended = now
+        if _fallen(session) and (ended is None or now - ended < STAND_AFTER):
+            if not trial.fell:
+                trial.fell_s = round(now - t0, 3)
+            trial.fell = True
+        ball = session.ball or last
+        last = ball
+        if trial.contact_s is None and math.dist(ball[:2], start[:2]) > MOVED:
+            trial.contact_s = round(session.ball_t - t0, 3)
+            trial.early = kicking is None and phase != 'kicking'
+        if math.dist(ball[:2], rest_from[1][:2]) > REST_SPEED * REST_S:
+            rest_from = (now, ball)
+        if now - t0 > NO_KICK_S + ROLL_TIMEOUT:
+            break
+        settled = ended is not None and (now - ended >= STAND_AFTER or trial.fell)
+        if trial.contact_s is None:
+            if (now - t0 > NO_KICK_S and settled) or (ended is not None and now - ended > 2.0):
+                break
+            continue
+        if settled and (now - rest_from[0] >= REST_S or now - t0 - trial.contact_s > ROLL_TIMEOUT):
+            break
+    trial.standing = not trial.fell and not _fallen(session)
+    _measure(trial, start, last, heading)
+    return trial
+
+
+def _measure(trial: KickTrial, start: tuple[float, ...], end: tuple[float, ...], heading: float) -> None:
+    """The ball's travel from ``start`` to ``end``: its distance, along ``heading`` (rad), and the angle off it."""
+    dx, dy = end[0] - start[0], end[1] - start[1]
     trial.distance = round(math.hypot(dx, dy), 3)
     ux, uy = math.cos(heading), math.sin(heading)
     trial.along = round(dx * ux + dy * uy, 3)
@@ -346,7 +425,6 @@ def kick_once(
         trial.angle_deg = round(math.degrees(math.atan2(ux * dy - uy * dx, dx * ux + dy * uy)), 2)
         trial.angle_err_deg = abs(trial.angle_deg)
         trial.backward = trial.along < 0.0
-    return trial
 
 
 def run_kicks(
@@ -369,6 +447,13 @@ def run_kicks(
     if kick not in KICKS:
         raise ValueError(f'unknown kick {kick!r}; kicks: {", ".join(KICKS)}')
     rng = random.Random(seed)
+    if kick == 'walk':  # an in-walk kick: a walk-up from 0.8-1.4 m, the foot the task chooses
+        result = KickResult('kick-walk', 'walk', trials)
+        for _ in range(trials):
+            behind, across = rng.uniform(*WALK_KICK_FROM), rng.uniform(-noise, noise)
+            yaw = rng.uniform(-yaw_spread, yaw_spread)
+            result.kicks.append(walk_kick_once(session, behind, across, direction_deg, yaw))
+        return result
     base, swing = kick_setup(session.robot, kick, skill_files, session.robot_type)
     base = spot or base
     swing = swing if swing_s is None else swing_s
@@ -401,11 +486,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     ap.add_argument('--yaw-spread', type=float, default=0.3, help='rad: the robot faces a random way within +-this')
     ap.add_argument('--walk-in', type=float, default=0.0, help='s the robot walks forward before each kick')
+    ap.add_argument('--kicks-config', default='', help='walk: the kicks file the player reads (default: shipped)')
     ap.add_argument('--trace', action='store_true', help='the torso and the ball every 5 cycles, on stderr')
     ap.add_argument('--realtime', action='store_true', help='the server at real time (default: sync, flat out)')
     args = ap.parse_args(argv)
     end_with_parent()  # a lost optimize worker takes this session's server and player with it
     player_args = ['--skill-params', *args.skill_params] if args.skill_params else []
+    if args.kick == 'walk':  # the walk-up needs the player's own estimates, as in play
+        player_args += ['--world-model', *(['--kicks-config', args.kicks_config] if args.kicks_config else [])]
     with SimSession(
         args.robot, server=args.server, robot_type=args.robot_type, player_args=player_args, fast=not args.realtime
     ) as session:

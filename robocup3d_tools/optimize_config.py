@@ -84,6 +84,9 @@ class KickSpace(SkillSpace):
 
     long: list[Text] | Prefix = Field(default_factory=list)
     quick: list[Text] | Prefix = Field(default_factory=list)
+    #: the in-walk kick's values (``config/kicks.yaml``: ``walk.*`` and the ball spot ``ball_x``, ``ball_y``, the
+    #: window ``near``, ``far``), each within ``bounds``
+    walk: list[Text] = Field(default_factory=list)
 
 
 class OptimizeFile(Section):

@@ -18,6 +18,7 @@ from rclpy.parameter import Parameter
 from robocup3d_bridge.bridge_node import DEFAULT_PORTS, BridgeNode
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.node_main import spin_nodes
+from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionNode
 from robocup3d_perception.world_model_node import WorldModelNode
@@ -76,6 +77,9 @@ def player_parser() -> argparse.ArgumentParser:
     )
     p.add_argument('--walk-config', default='walk.yaml', help='walk parameter file (name in config/ or a path)')
     p.add_argument(
+        '--kicks-config', default='kicks.yaml', help='kicks, dribble and approach (name in config/ or a path)'
+    )
+    p.add_argument(
         '--cmd-timeout',
         type=_seconds,
         default=0.5,
@@ -116,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # a bad file stops the player before anything starts (the nodes check them again as they load)
         load_robots_config('robots.yaml')
         load_walk_config(args.walk_config)
+        load_kicks_config(args.kicks_config)
         load_formations('formations.yaml')
     except ConfigError as exc:
         print(f'robocup3d player: {exc}', file=sys.stderr)
@@ -127,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         Parameter('robot_type', value=args.robot_type),
         Parameter('unum', value=args.unum),
     ]
+    kicks = [Parameter('kicks_config', value=args.kicks_config)]  # motion and strategy read the same file
     bridge_params = [
         *common,
         Parameter('host', value=args.host),
@@ -152,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [
             Parameter('local', value=local),
             Parameter('walk_config', value=args.walk_config),
+            *kicks,
             Parameter('cmd_timeout', value=args.cmd_timeout),
             Parameter('skill_params', value=os.pathsep.join(str(Path(f).resolve()) for f in args.skill_params)),
         ]
@@ -167,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         return node
 
     def strategy(**kw: object) -> StrategyNode:
-        node = StrategyNode(namespace=ns, parameter_overrides=[*common, Parameter('play', value=not args.no_play)])
+        node = StrategyNode(
+            namespace=ns, parameter_overrides=[*common, *kicks, Parameter('play', value=not args.no_play)]
+        )
         if local and made.get('world_model') is not None:
             node.attach_world_model(made['world_model'])
         return node

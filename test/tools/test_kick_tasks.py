@@ -14,6 +14,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR, load_keyframe_dir, load_keyframe_skills, mirror_joint, mirror_skill
+from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_tools import kick_search, optimize
 from robocup3d_tools.getup_search import keyframe_space
 from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
@@ -173,7 +174,7 @@ def test_the_ball_is_read_from_rcssservermj_monitor_scenes(shared_dir: Path) -> 
 
 
 @pytest.mark.parametrize('robot', ROBOTS)
-@pytest.mark.parametrize('task', KICK_TASKS)
+@pytest.mark.parametrize('task', [t for t in KICK_TASKS if t != 'kick-walk'])
 def test_a_kick_candidate_is_a_skill_file_with_its_mirror(robot: str, task: str, tmp_path: Path) -> None:
     space = kick_space(task, robot)
     spec = robot_spec('mujoco', robot)
@@ -184,6 +185,23 @@ def test_a_kick_candidate_is_a_skill_file_with_its_mirror(robot: str, task: str,
         written = space.write([corner] * len(space.names), tmp_path / f'c{corner}')
         assert [s.name for s in load_keyframe_skills(written, spec)] == [s.name for s in shipped]
         assert kick_setup(robot, space.skill, [str(written)]) == kick_setup(robot, space.skill)
+
+
+def test_an_in_walk_kick_candidate_is_a_kicks_file_the_player_loads_with_its_values(tmp_path: Path) -> None:
+    space = kick_space('kick-walk', 'T1')
+    assert {'reach', 'slow', 'ball_x', 'near', 'far', 'angle_deg'} <= set(space.names)
+    shipped = load_kicks_config()['T1'].kicks['walk']
+    again = load_kicks_config(str(space.write(space.x0(), tmp_path / 'x0')))['T1'].kicks['walk']
+    assert again.walk.reach == pytest.approx(shipped.walk.reach) and again.ball == pytest.approx(shipped.ball)
+    for corner in (0.0, 1.0):  # every corner of the space is a valid kicks file, the window never empty
+        robots = load_kicks_config(str(space.write([corner] * len(space.names), tmp_path / f'c{corner}')))
+        kick = robots['T1'].kicks['walk']
+        bound = dict(zip(space.names, space.lo if corner == 0.0 else space.hi, strict=True))
+        assert kick.walk.reach == pytest.approx(bound['reach']) and kick.ball[0] == pytest.approx(bound['ball_x'])
+        assert kick.walk.window[0] < kick.walk.window[1]
+        assert robots['T1'].kicks['long'] == load_kicks_config()['T1'].kicks['long']  # the rest as shipped
+    with pytest.raises(ConfigError, match='in-walk'):
+        kick_space('kick-walk', 'K1')
 
 
 def test_a_keyframe_step_may_be_given_per_name_or_per_joint() -> None:
