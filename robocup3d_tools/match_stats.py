@@ -7,6 +7,7 @@ and analyses it as ``robocup3d report`` analyses a bag (:mod:`~robocup3d_tools.m
 goals and their scorers, possession, kicks, shots and passes, falls and get-ups. On rcssserver3d the
 scene comes from :class:`~robocup3d_tools.simspark_truth.SimsparkTracker`, which needs a full scene
 first: :meth:`MatchStats.tick` asks the server for one while it has none; the monitor sends no fouls.
+RCSSServerMJ's monitor misses half its fouls (:data:`FOUL_KICKS`): a free kick no foul came with counts one.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ FOUL_NAMES = (
     'double touch',
     'hand',
 )
+#: RCSSServerMJ 0.2.1's play modes that only a foul gives, and that foul (``soccer_referee``): its monitor sends
+#: every other frame (``RSMPMonitor``'s update interval 2) and a foul stands in one frame only, so half of them
+#: never reach a monitor; the play mode they lead to does, and counts the foul the stream missed
+FOUL_KICKS = {'free_kick': 'double touch', 'direct_free_kick': 'hand'}
+FOUL_SEEN_S = 0.2  # s: a foul reported this long before its kick is that kick's
 
 
 class MatchStats:
@@ -56,6 +62,8 @@ class MatchStats:
         self.games: list[tuple[float, dict]] = []
         self.fouls: Counter[tuple[str, str]] = Counter()  # (side, kind) -> count
         self._seen_fouls: set[tuple] = set()
+        self._foul_at: dict[tuple[str, str], float] = {}  # (side, kind) -> server time last reported
+        self._mode = ''
         self._n = 0
         self._game_key: tuple | None = None
 
@@ -69,6 +77,21 @@ class MatchStats:
                 self._seen_fouls.add(mark)
                 name = FOUL_NAMES[int(kind)] if kind.isdigit() and int(kind) < len(FOUL_NAMES) else kind
                 self.fouls[('left' if team == 1 else 'right', name)] += 1
+                self._foul_at[('left' if team == 1 else 'right', name)] = t or 0.0
+        if self.server == 'mujoco' and self.state.play_mode != self._mode:
+            self._mode = self.state.play_mode
+            self._foul_of_kick(self._mode, t or 0.0)
+
+    def _foul_of_kick(self, mode: str, t: float) -> None:
+        """Count the foul a free kick came from when the stream did not report it (:data:`FOUL_KICKS`)."""
+        kind, _, side = mode.rpartition('_')
+        name = FOUL_KICKS.get(kind)
+        if name is None or side not in ('left', 'right'):
+            return
+        against = 'right' if side == 'left' else 'left'
+        if t - self._foul_at.get((against, name), -math.inf) > FOUL_SEEN_S:
+            self.fouls[(against, name)] += 1
+            self._foul_at[(against, name)] = t
 
     def tick(self, trainer: object) -> None:
         """Ask ``trainer`` for a full scene while an rcssserver3d tracker waits for one (at most once a second)."""

@@ -42,6 +42,23 @@ def test_a_foul_the_stream_repeats_is_counted_once(shared_dir: Path) -> None:
     assert any('fouls: 1 double touch' in line for line in summary_lines(a, stats.fouls))
 
 
+def test_a_free_kick_whose_foul_the_stream_missed_counts_the_foul(shared_dir: Path) -> None:
+    """RCSSServerMJ 0.2.1 sends a monitor every other frame, and a foul stands in one frame only: the free kick it
+    gives comes without it half the time (a 3 v 3 match of 2026-11-25 had one, and the summary said no foul)."""
+    lines = _monitor_lines(shared_dir)
+    last = lines[-1]
+    assert '(play_mode 3)' in last
+    missed, reported = MatchStats(), MatchStats()
+    for stats in (missed, reported):
+        for line in lines:
+            stats.take(line.encode())
+    missed.take(last.replace('(play_mode 3)', '(play_mode 16)', 1).encode())  # free_kick_right, no foul
+    missed.take(last.replace('(play_mode 3)', '(play_mode 17)', 1).encode())  # direct_free_kick_left
+    assert missed.fouls == {('left', 'double touch'): 1, ('right', 'hand'): 1}
+    reported.take(last.replace('(play_mode 3)', '(play_mode 16)(foul 9 1 2)', 1).encode())  # the foul came too
+    assert reported.fouls == {('left', 'double touch'): 1}
+
+
 def test_rcssserver3d_stream_gives_the_goal_possession_and_the_players(shared_dir: Path) -> None:
     """The captured rcssserver3d monitor stream (its first 200 messages): Alpha's goal, who was near the ball."""
     stats = MatchStats('simspark')
