@@ -22,6 +22,12 @@ walk to a place (not to the ball) the ball too: motion walks round them
 (:func:`robocup3d_motion.ball_skills.detour`). A set play's taker that walks away after its
 touch does not run into the ball again.
 
+**Penalties.** In a shoot-out (``Situation.penalty``, from the ``/penalty`` topic that ``robocup3d
+penalties`` publishes) the kicker plays the ball as the striker does in play on, with no one to pass
+to (a shot, or a dribble into the goal), and the keeper guards the goal as the goalie does; every
+other player stands still. The goalie, in a match too, moves to where a rolling ball's path crosses
+its line (the world model's ``ball/stop``), not only to where the ball is.
+
 **No double touch.** The player who took our set play may not touch the ball again until
 another player has, however long that takes (both servers give the opponents a free kick for
 it): every player keeps it off the ball (:class:`Decider`) until another robot came within
@@ -33,7 +39,7 @@ model missed). A player that was not near the ball's spot when play went on did 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from robocup3d_motion.requests import MAX_AVOID, Dribble, GoTo, Kick, MotionRequest, SkillRequest
 from robocup3d_strategy.on_ball import CLEAR_SLACK, Choice, KickReach, choose_on_ball, far_kick
@@ -51,6 +57,7 @@ TOUCH = 0.35  # m: a robot this near the ball may have touched it
 RETOUCH_BAN = 60.0  # s at most a set play's taker is kept off the ball (20 s was too short: a foul in a 3 v 3)
 TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's spot as play went on did not take it
 TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
+ROLLING = 0.3  # m: a ball that will stop this much nearer our goal line rolls towards it
 SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
 
 
@@ -133,6 +140,7 @@ class Situation:
     banned: int | None = None  # the set play's taker, kept off the ball (no double touch)
     ball_stop: tuple[float, float] | None = None  # where the ball will stop (world model), if it rolls
     last_ball: tuple[float, float] | None = None  # where the ball was last believed to be, however vaguely
+    penalty: str = ''  # in a penalty shoot-out: 'kick' (this player takes it), 'keep' (keeps goal), 'out'
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -244,7 +252,9 @@ class Goalie:
         stop = s.ball_stop or s.ball
         ours = s.phase in ('play_on', 'ours')
         mine = s.pose is None or all(_dist(o, s.ball) > _dist(s.pose[:2], s.ball) for o in s.opponents)
-        if ours and mine and (s.field.in_our(s.field.box, bx, by) or s.field.in_our(s.field.box, *stop)):
+        # a ball that will stop past our goal line is a shot on goal: block its path (below), not clear it
+        stops_in = s.field.in_our(s.field.box, *stop) and stop[0] > -s.field.length / 2.0
+        if ours and mine and (s.field.in_our(s.field.box, bx, by) or stops_in):
             away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
             kick = far_kick(s.kicks)
             if kick is None:
@@ -252,6 +262,9 @@ class Goalie:
             return Choice(Kick(target=away, kick=kick.name, slack=CLEAR_SLACK), 'clear')
         half = s.field.goal_width / 2.0
         y = max(-half, min(half, by * 0.3))
+        crossing = _crossing(s.ball, s.ball_stop, line_x)
+        if crossing is not None:  # a ball rolling towards our goal: to where its path crosses the line
+            y = max(-half, min(half, crossing))
         keep = s.field.set_play_distance
         if s.phase == 'theirs' and math.hypot(bx - line_x, by - y) < keep:
             # their set play near our goal: the rules keep the goalie away too; along the line, the near side
@@ -259,6 +272,29 @@ class Goalie:
             y = by + side * math.sqrt(max(keep * keep - (bx - line_x) ** 2, 0.0))
             return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'keep the distance')
         return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'guard')
+
+
+def _crossing(ball: tuple[float, float], stop: tuple[float, float] | None, line_x: float) -> float | None:
+    """Where the path of a ball rolling from ``ball`` to ``stop`` towards our goal crosses x = ``line_x`` (its y),
+    or None when it does not roll towards the goal (:data:`ROLLING` m at least)."""
+    if stop is None or ball[0] - stop[0] < ROLLING or ball[0] <= line_x:
+        return None
+    t = (line_x - ball[0]) / (stop[0] - ball[0])
+    return ball[1] + t * (stop[1] - ball[1])
+
+
+class PenaltyKicker:
+    """Takes a penalty: plays the ball as the striker does in play on, with no one to pass to."""
+
+    def act(self, s: Situation) -> Choice | None:
+        return ROLES['striker'].act(replace(s, phase='play_on', mates=()))
+
+
+class PenaltyKeeper:
+    """Keeps goal in a penalty: the goalie in play on."""
+
+    def act(self, s: Situation) -> Choice | None:
+        return ROLES['goalie'].act(replace(s, phase='play_on'))
 
 
 class Supporter:
@@ -290,6 +326,7 @@ class Supporter:
 
 
 ROLES = {'goalie': Goalie(), 'striker': Striker(), 'supporter': Supporter()}
+PENALTY_ROLES = {'kick': ('kicker', PenaltyKicker()), 'keep': ('keeper', PenaltyKeeper())}
 
 
 def same_request(a: MotionRequest | None, b: MotionRequest | None, tolerance: float = 0.5) -> bool:
@@ -329,7 +366,12 @@ class Decider:
 
     def decide(self, s: Situation, now: float, task: dict | None = None) -> MotionRequest | None:
         """The request to send now, or None; ``task``: ``motion_state``'s task."""
-        if s.phase in ('before', 'goal', 'over'):
+        if s.penalty and s.phase == 'play_on':
+            self._idle = False
+            self.role, behaviour = PENALTY_ROLES.get(s.penalty, ('out', None))
+            choice = behaviour.act(s) if behaviour is not None else Choice(SkillRequest(name='stand'), 'out')
+            return self._send(choice, s, now, task)
+        if s.phase in ('before', 'goal', 'over') or s.penalty:
             if self._idle:
                 return None
             self._idle, self.last = True, None
@@ -345,6 +387,10 @@ class Decider:
             choice: Choice | None = Choice(SkillRequest(name='stand'), 'took the set play: keep off the ball')
         else:
             choice = ROLES[self.role].act(s)
+        return self._send(choice, s, now, task)
+
+    def _send(self, choice: Choice | None, s: Situation, now: float, task: dict | None) -> MotionRequest | None:
+        """The choice's request, if it is worth sending now (see the class doc)."""
         if choice is None:
             return None
         req, self.reason = choice.request, choice.reason

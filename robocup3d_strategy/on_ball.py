@@ -32,6 +32,7 @@ __all__ = ['Choice', 'KickReach', 'choose_on_ball', 'far_kick', 'lane_clearance'
 Point = tuple[float, float]
 
 LANE_RADIUS = 0.5  # m: a robot nearer than this to the ball's path blocks it
+LANE_TIE = 0.3  # m: a shot's lane must be this much wider than a more central one's to be chosen over it
 FREE_RADIUS = 1.5  # m: a receiver with no opponent this near is free
 MIN_PASS = 1.5  # m: a shorter pass is no pass
 LEAD = 0.6  # m ahead of the receiver (towards their goal) the pass goes
@@ -117,7 +118,9 @@ def _shoot(ball: Point, goal: tuple[float, float], kicks: Sequence[KickReach], r
         if lane < LANE_RADIUS:
             continue
         kick = min(usable, key=lambda k: (k.falls, k.distance))  # stay up if we can, then the gentlest
-        if best is None or lane > best[0] + 1e-9:
+        # the most central point unless another's lane is clearly wider: a target that jumps across the goal as
+        # a keeper shifts makes a new kick task each time, and the robot never lines up (a penalty's 30 s)
+        if best is None or lane > best[0] + LANE_TIE:
             best = (lane, p, kick)
     return best
 

@@ -11,6 +11,10 @@ world model's pose and ball (``pose``, ``ball``, the last ``vision/ball`` sighti
 whether it is down and what it is doing (on the ball, our set play's taker) as one
 ``team_talk`` message on ``say``, while the pose is certain enough. Teammates that say
 they are down get no role until they say otherwise.
+
+In a penalty shoot-out (``robocup3d penalties``) it reads ``/penalty`` (latched JSON, global:
+``{"kicker": {"team": T, "unum": N}, "keeper": {"team": T, "unum": N}}``, ``{}`` when none): the
+player named kicker takes the penalty, the one named keeper keeps goal, any other stands.
 """
 
 from __future__ import annotations
@@ -80,6 +84,8 @@ class StrategyNode(Node):
         self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
         self.create_subscription(String, 'game_state', self._on_game_state, LATCHED)
+        self.create_subscription(String, '/penalty', self._on_penalty, LATCHED)
+        self._penalty: dict = {}
         self.play_mode: str | None = None
         self.team = ''
         self.say_period = int(self.declare_parameter('say_period', TEAM_SIZE.get(server, 11)).value)
@@ -116,8 +122,30 @@ class StrategyNode(Node):
         self.play_mode = mode
         self._tick()
 
+    def _on_penalty(self, msg: String) -> None:
+        try:
+            penalty = json.loads(msg.data)
+            if not isinstance(penalty, dict):
+                raise ValueError(penalty)
+        except ValueError:
+            self.get_logger().error('/penalty is not a JSON object; ignored')
+            return
+        self._penalty = penalty
+
+    def penalty_role(self) -> str:
+        """This player's part in a penalty shoot-out: ``kick``, ``keep``, ``out``, or ``''`` (none under way)."""
+        if not self._penalty:
+            return ''
+        for part, key in (('kick', 'kicker'), ('keep', 'keeper')):
+            who = self._penalty.get(key)
+            if isinstance(who, dict) and who.get('team') == self.team and who.get('unum') == self.unum:
+                return part
+        return 'out'
+
     def _tick(self) -> None:
         now = time.monotonic()
+        if self._penalty:  # a shoot-out's referee puts the players where they belong
+            return
         if should_beam(self.play_mode, self._last_beam, now):
             x, y, th = beam_pose(self.home, self.play_mode, self.side, self.field.set_play_distance)
             self.pub_beam.publish(Pose2D(x=x, y=y, theta=th))
@@ -168,6 +196,7 @@ class StrategyNode(Node):
             kicks=self.kicks,
             fallen=self._fallen,
             roles=self.roles,
+            penalty=self.penalty_role(),
         )
         d = self.decider
         req = d.decide(situation, now, self._task)

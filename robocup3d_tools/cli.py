@@ -27,6 +27,12 @@ def _match(argv: list[str]) -> int:
     return run(argv)
 
 
+def _penalties(argv: list[str]) -> int:
+    from robocup3d_tools.penalties import main as run  # noqa: PLC0415
+
+    return run(argv)
+
+
 def _inspect(argv: list[str]) -> int:
     from robocup3d_tools.inspect_capture import main as run  # noqa: PLC0415
 
@@ -83,6 +89,7 @@ def _bag_info(argv: list[str]) -> int:
 
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'match': (_match, 'start RCSSServerMJ (or use a running server) and play two of our teams'),
+    'penalties': (_penalties, 'a penalty shoot-out between two of our teams on RCSSServerMJ'),
     'team': (_team, 'put one team on a server and supervise it'),
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),

@@ -303,3 +303,51 @@ def test_the_goalie_keeps_the_set_play_distance_too() -> None:
     assert math.hypot(req.x + 24.5, req.y - 0.5) >= FIELD.set_play_distance - 1e-6
     far = Decider().decide(situation(unum=1, pose=(-27.0, 0.0, 0.0), ball=(-10.0, 3.0), phase='theirs'), 0.0)
     assert isinstance(far, GoTo) and abs(far.y) <= FIELD.goal_width / 2.0  # far away: it guards as ever
+
+
+def test_in_a_shootout_the_kicker_plays_the_ball_the_keeper_guards_and_the_rest_stand() -> None:
+    ball = (FIELD.length / 2.0 - 7.32, 0.0)  # the penalty mark in front of their goal
+    keeper = (FIELD.length / 2.0 - 0.4, 0.0)
+    kick = situation(unum=1, pose=(ball[0] - 1.0, 0.0, 0.0), ball=ball, opponents=[keeper])
+    kick.penalty = 'kick'
+    d = Decider()
+    req = d.decide(kick, 0.0)
+    assert isinstance(req, Kick | Dribble) and d.role == 'kicker'  # no goalie's guarding for player 1
+    assert req.target[0] >= FIELD.length / 2.0 and abs(req.target[1]) < FIELD.goal_width / 2.0  # into the goal
+    keep = situation(
+        unum=1, pose=(-FIELD.length / 2.0 + 0.4, 0.0, 0.0), ball=(-ball[0], 0.0), opponents=[(-ball[0] + 1, 0)]
+    )
+    keep.penalty = 'keep'
+    d = Decider()
+    req = d.decide(keep, 0.0)
+    assert isinstance(req, GoTo) and d.role == 'keeper' and req.x < -FIELD.length / 2.0 + 1.0
+    out = situation(unum=3, pose=(0.0, 0.0, 0.0), ball=ball)
+    out.penalty = 'out'
+    req = Decider().decide(out, 0.0)
+    assert isinstance(req, SkillRequest) and req.name == 'stand'
+    kick.phase = 'goal'  # the goal's pause: everyone stands
+    assert isinstance(Decider().decide(kick, 1.0), SkillRequest)
+
+
+def test_the_goalie_goes_where_a_rolling_ball_will_cross_its_line() -> None:
+    keeper = {'unum': 1, 'pose': (-27.0, 0.0, 0.0)}
+    shot = situation(**keeper, ball=(-15.0, 0.0))  # outside the box: the goalie guards its line
+    assert abs(Decider().decide(shot, 0.0).y) < 0.1  # a ball straight in front: the centre
+    shot.ball_stop = (-30.0, 2.0)  # rolling past the line, to the left post's side
+    req = Decider().decide(shot, 0.0)
+    assert isinstance(req, GoTo) and 1.0 < req.y <= FIELD.goal_width / 2.0
+    shot.ball_stop = (-10.0, -3.0)  # rolling away from our goal: no crossing to go to
+    assert abs(Decider().decide(shot, 0.0).y) < 0.1
+
+
+def test_a_shot_keeps_its_target_while_the_lanes_barely_change() -> None:
+    """A target that jumps across the goal as a keeper shifts a little makes a new kick task each time (the kicker
+    of a penalty never lined up): the most central open point is kept unless another is clearly more open."""
+    ball = (FIELD.length / 2.0 - 6.0, 0.0)
+    targets = set()
+    for keeper_y in (-0.05, 0.0, 0.05):
+        s = situation(pose=(ball[0] - 1.0, 0.0, 0.0), ball=ball, opponents=[(FIELD.length / 2.0 - 0.4, keeper_y)])
+        req = Decider().decide(s, 0.0)
+        assert isinstance(req, Kick), req
+        targets.add(req.target)
+    assert len(targets) == 1
