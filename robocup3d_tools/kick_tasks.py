@@ -213,6 +213,14 @@ def kick_setup(
     raise FileNotFoundError(f'no {name} for {robot}: {DATA_DIR / robot}/kick_{kick}.yaml')
 
 
+def _note_fall(session: SimSession, trial: KickTrial, since_request: float, counts: bool) -> None:
+    """Mark ``trial`` fallen (and when) if the robot lies now and a fall ``counts`` (the kick is not long over)."""
+    if counts and _fallen(session):
+        if not trial.fell:
+            trial.fell_s = round(since_request, 3)
+        trial.fell = True
+
+
 def _fallen(session: SimSession) -> bool:
     p = session.pose
     return bool(session.state.get('fallen')) or (p is not None and p.up < FALLEN_UP)
@@ -297,10 +305,7 @@ def kick_once(
             seen = now
         if seen is not None and not running and ended is None:
             ended = now
-        if _fallen(session) and (ended is None or now - ended < STAND_AFTER):
-            if not trial.fell:
-                trial.fell_s = round(now - t0, 3)
-            trial.fell = True
+        _note_fall(session, trial, now - t0, ended is None or now - ended < STAND_AFTER)
         ball = session.ball or last
         if trace and session.cycles % 2 == 0 and session.pose is not None:
             q = session.pose
@@ -390,10 +395,7 @@ def walk_kick_once(
             kicking = now
         if phase in ('done', 'failed', 'cancelled') and ended is None:
             ended = now
-        if _fallen(session) and (ended is None or now - ended < STAND_AFTER):
-            if not trial.fell:
-                trial.fell_s = round(now - t0, 3)
-            trial.fell = True
+        _note_fall(session, trial, now - t0, ended is None or now - ended < STAND_AFTER)
         ball = session.ball or last
         last = ball
         if trial.contact_s is None and math.dist(ball[:2], start[:2]) > MOVED:
