@@ -38,6 +38,10 @@ ROBOT_Z = {'T1': 0.7, 'K1': 0.55}  # m: where the trainer puts a torso (the robo
 SETTLE = 1.0  # wall s after placing the robots before the ball is played
 
 
+class ClockOver(RuntimeError):
+    """The server's game clock ended the game (no more kicks can be played)."""
+
+
 @dataclass
 class Kick:
     """One penalty: who kicked, whether it went in, how long it took (s of game time)."""
@@ -124,6 +128,8 @@ def _take_kick(
         took = s.game_time - start
         if (s.score_left, s.score_right)[kicking] > score[kicking]:
             return Kick('', True, took, 'goal')
+        if s.play_mode == 'GameOver':
+            raise ClockOver(f'the game clock ran out at {s.game_time:.0f} s of play: no more kicks')
         if s.play_mode != 'PlayOn' and not s.play_mode.lower().startswith('goal_'):
             return Kick('', False, took, f'out ({s.play_mode})')
         if took > args.time:
@@ -136,6 +142,9 @@ def run_shootout(args: argparse.Namespace, log: callable = print) -> Shootout:
     run_dir = Path(args.run_dir)
     aport, mport = free_port(), free_port()
     extra = ['--sync', '--no-realtime'] if args.sync else []
+    # the game clock runs in play on and ends the first half after 300 s: a shoot-out plays in the second extra
+    # half from 0 s (ssim: 960 s of play), time enough for 20 kicks of 30 s and the pauses after goals
+    extra += ['--phase', '3', '--time', '0']
     server = start_mujoco_server(run_dir, aport, mport, extra, env=env)
     runners: list[TeamRunner] = []
     watcher = None
@@ -164,7 +173,11 @@ def run_shootout(args: argparse.Namespace, log: callable = print) -> Shootout:
         rounds = args.kicks + args.sudden_death
         for n in range(2 * rounds):
             kicking = n % 2
-            kick = _take_kick(trainer, watcher, args, kicking, post)
+            try:
+                kick = _take_kick(trainer, watcher, args, kicking, post)
+            except ClockOver as exc:
+                log(f'warning: {exc}')
+                break
             kick.team = args.teams[kicking]
             result.kicks.append(kick)
             a, b = (result.goals(t) for t in args.teams)
