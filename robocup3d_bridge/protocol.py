@@ -4,9 +4,11 @@ Everything here is validated before it is sent: an unknown effector name kills t
 RCSSServerMJ server, and rcssserver3d silently drops or truncates ``say`` texts it
 does not like (see ``../shared/captures/simspark/README.md``). Bad input raises
 :class:`ActionError` with a message naming the value; values that are merely out of
-range are clamped and reported in ``EncodedAction.warnings``. Before a message leaves,
-:func:`check_wire_numbers` asserts that every number in its joint and beam commands is finite
-and of sane size (issue #24), so that nothing non-finite is ever sent.
+range are clamped and reported in ``EncodedAction.warnings``. Every number a joint or beam
+command sends is finite and of sane size (issue #24) by construction: each value is checked and
+clamped into limits that are themselves bounded (:data:`WIRE_MAX`), so the per-cycle encoders
+need no second pass over their text; :func:`check_wire_numbers` states the guarantee, and the
+fuzz tests hold the encoders to it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ MAX_RATE = 100.0  # rad/s, target joint velocity where the robot file gives no l
 MAX_TORQUE = 1000.0  # N m, feed-forward torque where the robot file gives no limit
 MAX_BEAM = 50.0  # m, beyond any field of either server
 WIRE_MAX = 1e6  # no number we send is larger (degrees, deg/s, gains, N m, m)
+_MAX_ANGLE = 4 * math.pi  # rad, a bound on any joint limit (the robot files' are within pi)
 _WIRE_NUMBER = re.compile(r'[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf', re.IGNORECASE)
 
 
@@ -179,6 +182,18 @@ class ServerProtocol:
         self.unum = unum
         self.side = Side.UNKNOWN
         self._joints = robot.by_name
+        #: per joint: effector, lower, upper (rad), speed (rad/s), torque (N m), each bounded so that the
+        #: wire stays within WIRE_MAX whatever the robot file says (an unlimited joint gets MAX_RATE, ...)
+        self._limits = {
+            j.name: (
+                j.effector,
+                max(j.lower, -_MAX_ANGLE),
+                min(j.upper, _MAX_ANGLE),
+                min(j.max_speed, MAX_RATE),
+                min(j.max_torque, MAX_TORQUE),
+            )
+            for j in robot.joints
+        }
 
     def hello(self) -> list[str]:
         """Messages to send as soon as the TCP connection is up."""
@@ -208,9 +223,9 @@ class ServerProtocol:
         warnings: list[str] = []
         parts: list[str] = ['(syn)'] if self.syn_first else []
         if action.joints is not None:
-            parts.append(check_wire_numbers(self._encode_joints(action.joints, warnings)))
+            parts.append(self._encode_joints(action.joints, warnings))  # in range by construction
         if action.beam is not None:
-            parts.append(check_wire_numbers(self._encode_beam(action.beam)))
+            parts.append(check_wire_numbers(self._encode_beam(action.beam)))  # rare: checked again
         if action.say is not None:
             parts.append(self._encode_say(action.say))
         if not self.syn_first:
@@ -263,10 +278,14 @@ class SimSparkProtocol(ServerProtocol):
         if cmd.position or cmd.effort or cmd.kp or cmd.kd:
             raise ActionError('rcssserver3d takes joint velocities only (position/gains/effort were given)')
         out = []
+        limits = self._limits
         for name, v in cmd.velocity.items():
-            spec = self._joint(name)
-            v = _clamp(_finite(v, name), -spec.max_speed, spec.max_speed, f'{name} velocity', warnings)
-            out.append(f'({spec.effector} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
+            lim = limits.get(name)
+            if lim is None:
+                raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
+            vmax = lim[3]
+            v = _clamp(_finite(v, name), -vmax, vmax, f'{name} velocity', warnings)
+            out.append(f'({lim[0]} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
         return ''.join(out)
 
     def _encode_beam(self, beam: tuple[float, float, float]) -> str:
@@ -290,10 +309,10 @@ class MujocoProtocol(ServerProtocol):
     def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
         out = []
         pos, vel, eff, kp, kd = cmd.position, cmd.velocity, cmd.effort, cmd.kp, cmd.kd
-        joints = self._joints
+        limits = self._limits
         for name in cmd.names():
-            spec = joints.get(name)
-            if spec is None:
+            lim = limits.get(name)
+            if lim is None:
                 raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
             try:
                 q, dq, p, d, tau = (
@@ -307,19 +326,18 @@ class MujocoProtocol(ServerProtocol):
                 raise ActionError(f'{name}: joint command values must be numbers') from None
             if not math.isfinite(q + dq + p + d + tau):  # one test for the common case
                 raise ActionError(f'{name}: a value is not finite: q={q} dq={dq} kp={p} kd={d} tau={tau}')
-            if p < 0 or d < 0:
-                raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
-            if p > MAX_GAIN or d > MAX_GAIN:
+            effector, lo, hi, vmax, tmax = lim
+            if not (0.0 <= p <= MAX_GAIN and 0.0 <= d <= MAX_GAIN):
+                if p < 0 or d < 0:
+                    raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
                 p, d = (_clamp(g, 0.0, MAX_GAIN, f'{name} {k}', warnings) for g, k in ((p, 'kp'), (d, 'kd')))
-            vmax = min(spec.max_speed, MAX_RATE)
             if not -vmax <= dq <= vmax:
                 dq = _clamp(dq, -vmax, vmax, f'{name} velocity', warnings)
-            if not spec.lower <= q <= spec.upper:
-                q = _clamp(q, spec.lower, spec.upper, f'{name} position', warnings)
-            tmax = min(spec.max_torque, MAX_TORQUE)
+            if not lo <= q <= hi:
+                q = _clamp(q, lo, hi, f'{name} position', warnings)
             if not -tmax <= tau <= tmax:
                 tau = _clamp(tau, -tmax, tmax, f'{name} torque', warnings)
-            out.append('(%s %.6g %.6g %.6g %.6g %.6g)' % (spec.effector, q * _R2D, dq * _R2D, p, d, tau))  # noqa: UP031
+            out.append('(%s %.6g %.6g %.6g %.6g %.6g)' % (effector, q * _R2D, dq * _R2D, p, d, tau))  # noqa: UP031
         return ''.join(out)
 
     def _encode_beam(self, beam: tuple[float, float, float]) -> str:
