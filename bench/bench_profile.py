@@ -118,6 +118,18 @@ def breakdown(raw: Path) -> tuple[int, collections.Counter]:
     return total, shares
 
 
+def leaves(raw: Path) -> collections.Counter:
+    """Samples per innermost function (its name and file) in a py-spy raw file."""
+    own: collections.Counter = collections.Counter()
+    for line in raw.read_text(encoding='utf-8').splitlines():
+        stack, _, count = line.rpartition(' ')
+        if count.isdigit() and stack:
+            leaf = stack.split(';')[-1]
+            name, _, where = leaf.partition(' (')
+            own[f'{name} ({where.split(":")[0].rsplit("/", 1)[-1]})'] += int(count)
+    return own
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--server', choices=('mujoco', 'simspark'), default='mujoco')
@@ -125,6 +137,13 @@ def main() -> int:
     ap.add_argument('--type', dest='robot_type', type=int, default=0)
     ap.add_argument('--seconds', type=float, default=30.0, help='seconds of wall time sampled')
     ap.add_argument('--world-model', action='store_true', help='run the world model in the player too')
+    ap.add_argument('--stand', action='store_true', help='the player stands (default: walks a random course)')
+    ap.add_argument(
+        '--gil',
+        action='store_true',
+        help="sample only the thread holding the GIL (py-spy --gil): a thread's waits are not counted as its work",
+    )
+    ap.add_argument('--top', type=int, default=0, help='also print the N functions with the most samples of their own')
     args = ap.parse_args()
     spy = shutil.which('py-spy') or str(Path(sys.executable).parent / 'py-spy')
     if not Path(spy).exists():
@@ -134,10 +153,12 @@ def main() -> int:
     with SimSession(args.robot, server=args.server, robot_type=args.robot_type, player_args=extra) as session:
         session.place(-6.0, 0.0, 0.0)
         cmd = [spy, 'record', '--format', 'raw', '-r', '200', '--nonblocking', '-d', str(int(args.seconds))]
-        cmd += ['-o', str(raw), '--pid', str(session.player.pid)]
+        cmd += ['-o', str(raw), '--pid', str(session.player.pid), *(['--gil'] if args.gil else [])]
         sampler = threading.Thread(target=subprocess.run, args=(cmd,), kwargs={'capture_output': True})
         sampler.start()
         rng = random.Random(1)
+        while args.stand and sampler.is_alive():
+            session.wait_cycles(25)
         while sampler.is_alive():  # a random course while the sampler runs
             command = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
             session.drive(rng.uniform(1.0, 3.0), lambda t, c=command: c)
@@ -146,9 +167,14 @@ def main() -> int:
         sampler.join()
     total, shares = breakdown(raw)
     what = f'Nao type {args.robot_type}' if args.server == 'simspark' else args.robot
-    print(f'{what} walking a random course, {total} samples of the player process (py-spy, 200/s)')
+    doing = 'standing' if args.stand else 'walking a random course'
+    print(f'{what} {doing}, {total} samples of the player process (py-spy, 200/s)')
     for name, n in shares.most_common():
         print(f'{100.0 * n / max(total, 1):5.1f} %  {name}')
+    if args.top:
+        print('\nfunctions by their own samples (and their file):')
+        for name, n in leaves(raw).most_common(args.top):
+            print(f'{100.0 * n / max(total, 1):5.1f} %  {name}')
     return 0
 
 
