@@ -10,6 +10,11 @@ server cycles of that phase:
   each held 1-3 s) for ``--seconds`` of server time; after a fall the trainer puts the robot
   upright again, and those cycles are left out of the figure.
 
+RCSSServerMJ's torso truth comes from the monitor stream (``--truth monitor``, the default), so the
+player sends nothing per cycle for this bench, as in a match; ``--truth player`` reads the player's
+``ground_truth/pose`` instead (the benches' way before 2026-11-28: a PoseStamped built and sent each
+cycle for this observer, a fifth of a standing T1's GIL samples, ``bench/bench_profile.py --gil``).
+
 It also prints the bridge's ``/diagnostics``: perceive-to-act latency p50/p99 (percept received
 -> action sent, over the bridge's last 3000 cycles when the phase ends) and late replies (sent at
 the deadline without a fresh joint command) during the phase. Each figure is also given as a
@@ -129,11 +134,19 @@ def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int) -> Phase
 
 
 def bench(
-    robot: str, seconds: float, seed: int, server: str, robot_type: int, world_model: bool, realtime: bool = False
+    robot: str,
+    seconds: float,
+    seed: int,
+    server: str,
+    robot_type: int,
+    world_model: bool,
+    realtime: bool = False,
+    truth: str = 'monitor',
 ) -> dict[str, Phase]:
     """Standing, then walking, in one session."""
     args = ('--world-model',) if world_model else ()
-    with SimSession(robot, server=server, robot_type=robot_type, player_args=args, fast=not realtime) as s:
+    fast = not realtime
+    with SimSession(robot, server=server, robot_type=robot_type, player_args=args, fast=fast, truth=truth) as s:
         diag = _Diagnostics(s)
         return {'stand': _stand(s, diag, seconds), 'walk': _walk(s, diag, seconds, seed)}
 
@@ -160,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the server at a match's pace (default: sync mode, as fast as the player answers, which spreads "
         'the per-second costs of the executor and diagnostics over more cycles)',
     )
+    ap.add_argument(
+        '--truth',
+        choices=('monitor', 'player'),
+        default='monitor',
+        help="RCSSServerMJ: the torso truth from the monitor stream (as in a match) or the player's ground_truth/pose",
+    )
     args = ap.parse_args(argv)
     if args.server == 'simspark' and shutil.which('rcssserver3d') is None:
         print('rcssserver3d is not on PATH: nothing to measure')
@@ -168,10 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for robot, robot_type in runs:
         t0 = time.monotonic()
-        phases = bench(robot, args.seconds, args.seed, args.server, robot_type, args.world_model, args.realtime)
+        phases = bench(
+            robot, args.seconds, args.seed, args.server, robot_type, args.world_model, args.realtime, args.truth
+        )
         rows.append((robot, phases))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print('server in real time' if args.realtime else 'server in sync mode, as fast as the player answers')
+    if args.server == 'mujoco':
+        print(f'torso truth from the {args.truth}')
     print(
         'robot | phase | cycles | player CPU ms/cycle | x stand | latency p50 ms | p99 ms | p99 x stand '
         '| late replies | falls'

@@ -150,7 +150,10 @@ def main() -> int:
         ap.error('py-spy is not installed: pip install py-spy')
     extra = ('--world-model',) if args.world_model else ()
     raw = Path(tempfile.mkdtemp(prefix='r3d_profile_')) / 'player.raw'
-    with SimSession(args.robot, server=args.server, robot_type=args.robot_type, player_args=extra) as session:
+    truth = 'monitor'  # the player sends nothing per cycle for this observer, as in a match
+    with SimSession(
+        args.robot, server=args.server, robot_type=args.robot_type, player_args=extra, truth=truth
+    ) as session:
         session.place(-6.0, 0.0, 0.0)
         cmd = [spy, 'record', '--format', 'raw', '-r', '200', '--nonblocking', '-d', str(int(args.seconds))]
         cmd += ['-o', str(raw), '--pid', str(session.player.pid), *(['--gil'] if args.gil else [])]

@@ -8,7 +8,9 @@ from the server (scoring only, the player never uses it). The trainer (monitor p
 starts play and places the robot.
 
 * RCSSServerMJ (``server='mujoco'``, robots T1/K1; ``--sync --no-realtime``): the torso
-  ``pos``/``quat`` the bridge republishes as ``ground_truth/pose``, one per cycle.
+  ``pos``/``quat`` the bridge republishes as ``ground_truth/pose``, one per cycle; or, with
+  ``truth='monitor'``, the torso in the monitor stream's scene (every other cycle), so that the
+  player sends nothing for the observer, as in a match (the per-cycle CPU benches).
 * rcssserver3d (``server='simspark'``, the Nao of ``robot_type`` 0-4; env ``SIMSPARK_SYNC=1
   SIMSPARK_REALTIME=0``): the trainer asks for a full scene (``reqfullstate``) as soon as
   the last one arrived, about every cycle or two, and reads the torso from it
@@ -33,6 +35,7 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import parse_monitor_message, simspark_ball, simspark_torso_poses
+from robocup3d_tools.monitor_truth import SceneTracker
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import (
     END_WITH_PARENT,
@@ -101,9 +104,12 @@ class SimSession:
         robot_type: int = 0,
         player_args: tuple[str, ...] = (),
         play: bool = False,
+        truth: str = 'player',
     ) -> None:
         if server not in SERVERS:
             raise ValueError(f'server must be one of {SERVERS}, got {server!r}')
+        if truth not in ('player', 'monitor'):
+            raise ValueError(f"truth must be 'player' or 'monitor', got {truth!r}")
         if server == 'simspark':
             robot = 'nao'
         # a team name of its own: sessions running side by side (other tests, other domains
@@ -114,6 +120,12 @@ class SimSession:
         self.walk_config = str(walk_config) if walk_config else ''
         self.player_args = tuple(player_args)  # more player options, e.g. ``('--world-model',)``
         self.play = play  # the player's strategy plays (else this process drives the robot)
+        # RCSSServerMJ's torso pose: from the player's ``ground_truth/pose`` (one a cycle: exact, but the
+        # player builds and sends a message a cycle for it), or from the monitor stream (every other
+        # cycle; the player sends nothing for it, as in a match: the per-cycle CPU benches use it)
+        self.truth = 'player' if server == 'simspark' else truth
+        self._scene: SceneTracker | None = None
+        self._server_t0: float | None = None  # monitor truth: server time of the first scene
         self.log_dir = log_dir or Path(tempfile.mkdtemp(prefix='r3d_session_'))
         self.server: subprocess.Popen | None = None
         self.player: subprocess.Popen | None = None
@@ -167,6 +179,9 @@ class SimSession:
             extra = ['--sync', '--no-realtime'] if self.fast else []
             self.server = start_mujoco_server(self.log_dir / 'server', aport, mport, extra, env=env)
             self.trainer = connect_trainer(mport, Dialect.MUJOCO)
+            if self.truth == 'monitor':
+                self._scene = SceneTracker()
+                self.trainer.listeners.append(self._on_monitor)
             cmd += ['--robot', self.robot]
         if self.walk_config:
             cmd += ['--walk-config', self.walk_config]
@@ -192,7 +207,7 @@ class SimSession:
             trainer.set_play_mode('PlayOn')  # the game clock runs (our cycle count) and nobody beams
             self.spin_until(lambda: self.pose is not None, 60.0, 'no torso pose in the monitor stream')
         else:
-            self.spin_until(lambda: self.pose is not None, 60.0, 'no ground_truth/pose from the player')
+            self.spin_until(lambda: self.pose is not None, 60.0, f'no torso pose from the {self.truth}')
             self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
         self.wait_cycles(25)
         return self
@@ -210,7 +225,7 @@ class SimSession:
             rclpy.init(args=[])
         self.node = rclpy.create_node('sim_session')
         ns = f'/{self.team}/p{self.unum}'
-        if not self.simspark:
+        if not self.simspark and self.truth == 'player':
             self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
         self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
         self.node.create_subscription(String, f'{ns}/strategy_state', self._on_strategy, LATCHED)
@@ -242,6 +257,23 @@ class SimSession:
         yaw = yaw_of(o.w, o.x, o.y, o.z)
         lean = _lean(yaw, 2.0 * (o.x * o.z + o.w * o.y), 2.0 * (o.y * o.z - o.w * o.x))
         self.pose = Pose(self.cycles * CYCLE, p.x, p.y, p.z, yaw, up, *lean)
+        self.pose_seq += 1
+
+    def _on_monitor(self, message: bytes) -> None:
+        """RCSSServerMJ's monitor stream as the torso truth: the clock from its server time, the pose from its scene."""
+        scene, state = self._scene, self.trainer.state
+        if scene is None or not scene.update(message) or state.server_time is None:
+            return
+        if self._server_t0 is None:
+            self._server_t0 = state.server_time
+        self.cycles = max(self.cycles, round((state.server_time - self._server_t0) / CYCLE))
+        m = scene.truth().robots.get((self.team, self.unum))
+        if m is None:
+            return
+        yaw = math.atan2(m[1, 0], m[0, 0])
+        forward, left = _lean(yaw, m[0, 2], m[1, 2])
+        x, y, z, up = (float(v) for v in (m[0, 3], m[1, 3], m[2, 3], m[2, 2]))
+        self.pose = Pose(self.cycles * CYCLE, x, y, z, float(yaw), up, float(forward), float(left))
         self.pose_seq += 1
 
     def _poll_simspark(self) -> None:

@@ -72,3 +72,31 @@ def test_the_ground_truth_pose_says_which_way_the_torso_leans(axis: str, yaw: fl
     assert p is not None and p.yaw == pytest.approx(yaw) and p.up == pytest.approx(math.cos(tilt))
     forward, left = (math.sin(tilt), 0.0) if axis == 'y' else (0.0, -math.sin(tilt))
     assert (p.forward, p.left) == pytest.approx((forward, left), abs=1e-9)
+
+
+@pytest.mark.server
+def test_the_monitors_torso_truth_agrees_with_the_players_and_costs_the_player_no_message(tmp_path: Path) -> None:
+    """``truth='monitor'`` (the per-cycle CPU benches): the T1's pose from RCSSServerMJ's monitor scene is the one
+    the player's ``ground_truth/pose`` reports, and the session does not subscribe to that topic."""
+    from geometry_msgs.msg import PoseStamped  # noqa: PLC0415 - a live test
+
+    from robocup3d_tools.sim_session import yaw_of  # noqa: PLC0415
+
+    with SimSession('T1', log_dir=tmp_path, truth='monitor') as s:
+        topic = f'/{s.team}/p{s.unum}/ground_truth/pose'
+        assert s.node.count_subscribers(topic) == 0
+        s.place(-3.0, 1.0, math.pi / 2)
+        c0 = s.cycles
+        s.wait_cycles(50)
+        assert s.cycles >= c0 + 50
+        got: list = []
+        s.node.create_subscription(PoseStamped, topic, got.append, 10)
+        s.spin_until(lambda: bool(got), 30.0, 'no ground_truth/pose')
+        s.wait_cycles(4)  # a scene after the player's pose
+        m, p = got[-1].pose, s.pose
+        o = m.orientation
+    assert p is not None and p.up > 0.95
+    assert (p.x, p.y, p.z) == pytest.approx((m.position.x, m.position.y, m.position.z), abs=0.01)
+    assert abs(math.remainder(p.yaw - yaw_of(o.w, o.x, o.y, o.z), math.tau)) < math.radians(1.0)
+    assert (p.x, p.y) == pytest.approx((-3.0, 1.0), abs=0.15)
+    assert abs(math.remainder(p.yaw - math.pi / 2, math.tau)) < 0.2
