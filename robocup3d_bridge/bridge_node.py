@@ -285,8 +285,12 @@ class BridgeNode(Node):
             self.get_logger().error(f'beam refused: {exc}')
 
     def _on_say(self, msg: String) -> None:
+        self.say(msg.data)
+
+    def say(self, text: str) -> None:
+        """Say ``text`` with the next reply (a node of this process calls it directly); an illegal text is refused."""
         try:
-            self.loop.request_say(msg.data)
+            self.loop.request_say(text)
         except ActionError as exc:
             self.get_logger().error(f'say refused: {exc}')
 

@@ -707,8 +707,12 @@ class MotionNode(Node):
         self.core.on_imu(_seconds(msg.header.stamp), (a.x, a.y, a.z), (g.x, g.y, g.z), time.monotonic())
 
     def _on_request(self, msg: String) -> None:
+        self.request(msg.data)
+
+    def request(self, text: str) -> None:
+        """A ``motion_request`` (a node of this process calls it directly); one not understood is refused."""
         with self._lock:
-            err = self.core.request(msg.data)
+            err = self.core.request(text)
         if err:
             self.get_logger().error(err)
         self._publish_state(force=True)

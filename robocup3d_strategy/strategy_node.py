@@ -23,6 +23,7 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 
 from geometry_msgs.msg import PointStamped, Pose2D, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
@@ -92,6 +93,8 @@ class StrategyNode(Node):
         #: the team's secret that keys team talk (never sent; default: env ROBOCUP3D_TEAM_SECRET)
         self.secret = str(self.declare_parameter('team_secret', os.environ.get(team_talk.SECRET_ENV, '')).value)
         self.pub_say = self.create_publisher(String, 'say', 1)
+        self._local_say: Callable[[str], None] | None = None  # attach_local: straight to the bridge
+        self._local_request: Callable[[str], None] | None = None  # and to motion
         self._world_subs = [
             self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1),
             self.create_subscription(Odometry, 'ball', self._on_ball, 1),
@@ -201,7 +204,7 @@ class StrategyNode(Node):
         d = self.decider
         req = d.decide(situation, now, self._task)
         if req is not None:
-            self.pub_request.publish(String(data=req.to_text()))
+            self._send(self.pub_request, self._local_request, req.to_text())
         state = (situation.phase, d.role, d.reason, d.on_ball, d.taker, situation.ball is not None)
         if state != self._state:  # what the player is up to, for users and tests
             self._state = state
@@ -229,6 +232,24 @@ class StrategyNode(Node):
         p, q, cov = msg.pose.pose.position, msg.pose.pose.orientation, msg.pose.covariance
         yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
         self._take_pose(seconds_from_stamp(msg.header.stamp), (p.x, p.y, yaw), math.sqrt(max(cov[0] + cov[7], 0.0)))
+
+    def attach_local(self, say: Callable[[str], None], request: Callable[[str], None]) -> None:
+        """Hand ``say`` texts to the bridge and motion requests to the motion node of this process directly.
+
+        Through DDS each one cost a publish and the executor's delivery in the same process (a twelfth of
+        a standing player's GIL samples, ``bench/bench_profile.py --gil``). The topics still carry them
+        whenever anyone else listens (a recorder, a user): then our own node gets the text twice, which
+        is harmless (the same say again, a task's refresh).
+        """
+        self._local_say, self._local_request = say, request
+
+    def _send(self, pub: object, local: Callable[[str], None] | None, text: str) -> None:
+        if local is None:
+            pub.publish(String(data=text))
+            return
+        local(text)
+        if pub.get_subscription_count() > 1:  # someone besides our own node (one subscription) listens
+            pub.publish(String(data=text))
 
     def attach_world_model(self, world_model: object) -> None:
         """Take the estimates straight from a world model node of this process, not from its topics."""
@@ -277,7 +298,7 @@ class StrategyNode(Node):
             self.team,
             self.secret,
         )
-        self.pub_say.publish(String(data=text))
+        self._send(self.pub_say, self._local_say, text)
         self._said_cycle = cycle
         self.said += 1
 

@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             Parameter('skill_params', value=os.pathsep.join(str(Path(f).resolve()) for f in args.skill_params)),
         ]
         node = MotionNode(namespace=ns, parameter_overrides=[*common, *extra])
+        made['motion'] = node
         wm = made.get('world_model')
         if local and wm is not None:  # the world model reads the walk's velocity straight from it
             walk = node.core.walk
@@ -179,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         if local and made.get('world_model') is not None:
             node.attach_world_model(made['world_model'])
+        if local:  # say and motion requests straight to the bridge and motion, without DDS
+            node.attach_local(made['bridge'].say, made['motion'].request)
         return node
 
     def world_model(**kw: object) -> WorldModelNode:
