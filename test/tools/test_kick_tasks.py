@@ -4,6 +4,7 @@ scoring and search spaces (no server), and one real kick of a T1 on RCSSServerMJ
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -253,3 +254,34 @@ def test_the_nao_kick_spot_comes_from_its_parameters(tmp_path: Path) -> None:
     assert kick_setup('nao', 'quick', [str(params)], robot_type=1) == ((0.2, -0.03), 0.0)
     spot, _ = kick_setup('nao', 'long')  # the shipped parameters, or the defaults without them
     assert 0.1 < spot[0] < 0.3 and -0.15 < spot[1] < 0.0
+
+
+def test_a_kick_search_with_trace_logs_every_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``robocup3d optimize --task kick-walk --trace``: every candidate's values, score and result in OUT.jsonl."""
+
+    class FakePool:
+        retried = 0
+
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def __enter__(self) -> FakePool:
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+        def map(self, fn, jobs):  # no server: every candidate kicks 2 m straight, standing
+            return [{'kicks': [_kick(along=2.0, distance=2.0)], 'falls': 0} for _ in jobs]
+
+    monkeypatch.setattr(optimize, 'RayPool', FakePool)
+    out = tmp_path / 't1_walk'
+    argv = ['--task', 'kick-walk', '--popsize', '4', '--generations', '2', '--trace', '--out', str(out)]
+    argv += ['--fall-penalty', '20']
+    assert optimize.main(argv) == 0
+    rows = [json.loads(line) for line in out.with_suffix('.jsonl').read_text().splitlines()]
+    assert len(rows) == 8 and {r['generation'] for r in rows} == {0, 1}
+    space = kick_space('kick-walk', 'T1')
+    for r in rows:
+        assert set(r['params']) == set(space.names) and r['score'] == pytest.approx(-2.0)
+        assert r['result']['kicks'][0]['along'] == 2.0
