@@ -55,6 +55,7 @@ __all__ = [
 KICKS = ('long', 'quick', 'walk')
 WALK_KICK_FROM = (0.8, 1.4)  # m behind the ball an in-walk kick's walk-up starts (``walk``)
 WALK_KICK_TARGET = 10.0  # m beyond the ball its target lies
+WALK_STOP_S = 3.0  # s after an in-walk kick's task at most until the walk has stopped (then STAND_AFTER counts)
 #: where the robot stands for the trials (m, m): clear of the lines for a kick of 15 m
 START = {'mujoco': (-14.0, 0.0), 'simspark': (-9.0, 0.0)}
 #: the ball's radius (m) per server
@@ -361,7 +362,9 @@ def walk_kick_once(
     """One in-walk kick as strategy asks for it: the ball ``behind`` m ahead of the standing robot (``across`` m
     to its left), a ``Kick`` task towards a target :data:`WALK_KICK_TARGET` m beyond it, ``direction_deg`` left of
     the robot's heading; the walk-up, the kick step and the ball's roll measured from the ground truth. A touch
-    before the task's kicking phase is early (the walk-up ran into the ball)."""
+    before the task's kicking phase is early (the walk-up ran into the ball). A fall counts until the robot has
+    stood :data:`STAND_AFTER` s after the task, and the walk that took the kick, stopped (at most
+    :data:`WALK_STOP_S` s after the task)."""
     x0, y0 = START[session.server_kind]
     _stand(session, x0, y0, yaw)
     p = session.pose
@@ -383,7 +386,7 @@ def walk_kick_once(
     t0 = session.cycles * CYCLE
     request = Kick(target=target, kick=name, id=session.cycles)
     session.request(request.to_text())
-    kicking = ended = None  # server times the task was seen kicking / over
+    kicking = over = ended = None  # server times the task was seen kicking / over / over with the walk stopped
     rest_from: tuple[float, tuple[float, ...]] = (t0, start)
     last = start
     while True:
@@ -393,7 +396,11 @@ def walk_kick_once(
         phase = task.get('phase', '') if task.get('id') == request.id else ''
         if phase == 'kicking' and kicking is None:
             kicking = now
-        if phase in ('done', 'failed', 'cancelled') and ended is None:
+        if phase in ('done', 'failed', 'cancelled') and over is None:
+            over = now
+        # the kick is over once the walk that took it has stopped: a fall in its last steps is the kick's
+        stopped = not (session.state.get('walk') or {}).get('moving') or session.state.get('skill') != 'walk'
+        if over is not None and ended is None and (stopped or now - over >= WALK_STOP_S):
             ended = now
         _note_fall(session, trial, now - t0, ended is None or now - ended < STAND_AFTER)
         ball = session.ball or last

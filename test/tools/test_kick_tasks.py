@@ -26,7 +26,9 @@ from robocup3d_tools.kick_tasks import (
     kick_setup,
     summarize,
     trial_score,
+    walk_kick_once,
 )
+from robocup3d_tools.sim_session import CYCLE, Pose
 
 ROBOTS = ('T1', 'K1')
 KICK_NAMES = ('KICK_LONG_RIGHT', 'KICK_LONG_LEFT', 'KICK_QUICK_RIGHT', 'KICK_QUICK_LEFT')
@@ -285,3 +287,64 @@ def test_a_kick_search_with_trace_logs_every_candidate(tmp_path: Path, monkeypat
     for r in rows:
         assert set(r['params']) == set(space.names) and r['score'] == pytest.approx(-2.0)
         assert r['result']['kicks'][0]['along'] == 2.0
+
+
+class _ScriptedSession:
+    """A session without a server for :func:`walk_kick_once`: the motion state, torso and ball follow ``script``
+    (server time since the kick request -> state, torso up, ball x)."""
+
+    server_kind = 'mujoco'
+
+    def __init__(self, script) -> None:
+        self.script, self.cycles, self.t0 = script, 0, None
+        self.state: dict = {'skill': 'stand', 'fallen': False}
+        self.pose: Pose | None = Pose(0.0, -14.0, 0.0, 0.6, 0.0, 1.0)
+        self.ball: tuple[float, float, float] | None = None
+        self.ball_t = 0.0
+        self.trainer = self
+
+    def move_ball(self, x: float, y: float, z: float) -> None:
+        self.ball = (x, y, z)
+
+    def place(self, x: float, y: float, yaw: float) -> None:
+        self.pose = Pose(self.cycles * CYCLE, x, y, 0.6, yaw, 1.0)
+
+    def spin_until(self, pred, timeout: float, what: str = '') -> bool:
+        self.wait_cycles(1)
+        assert pred(), what
+        return True
+
+    def request(self, text: str) -> None:
+        self.request_id = json.loads(text)['id']
+        self.t0 = self.cycles
+
+    def wait_cycles(self, n: int) -> None:
+        for _ in range(n):
+            self.cycles += 1
+            if self.t0 is None:
+                continue
+            state, up, ball_x = self.script((self.cycles - self.t0) * CYCLE)
+            self.state = {**state, 'task': {'id': self.request_id, 'phase': state['phase']}}
+            assert self.pose is not None and self.ball is not None
+            self.pose = Pose(self.cycles * CYCLE, self.pose.x, self.pose.y, 0.6, 0.0, up)
+            self.ball, self.ball_t = (ball_x, self.ball[1], self.ball[2]), self.cycles * CYCLE
+
+
+def test_an_in_walk_kick_counts_a_fall_while_the_walk_that_took_it_stops() -> None:
+    """The walk stops after the kick's task is done; a fall then (more than 1 s after the task) is the kick's."""
+
+    def script(t: float, fall_at: float = 7.6):
+        phase = 'approaching' if t < 5.0 else 'kicking' if t < 6.5 else 'done'
+        moving = t < 7.7  # the walk's last steps after the task
+        fallen = t >= fall_at
+        state = {'skill': 'GETUP_FRONT' if fallen else 'walk' if moving else 'stand', 'fallen': fallen}
+        state |= {'walk': {'moving': moving and not fallen}, 'phase': phase}
+        ball_x = -13.0 + max(0.0, min(t - 5.5, 2.0))  # kicked at 5.5 s, rolls 2 m
+        return state, (-0.2 if fallen else 1.0), ball_x
+
+    trial = walk_kick_once(_ScriptedSession(script), 1.0, 0.0)
+    assert trial.fell and trial.fell_s == pytest.approx(7.6, abs=0.05) and not trial.standing
+    assert trial.distance == pytest.approx(2.0, abs=0.05) and not trial.early
+    # a robot that stands 1 s after the walk stopped has not fallen with the kick (a fall long after is not counted)
+    trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=9.0)), 1.0, 0.0)
+    assert not trial.fell and trial.fell_s is None
