@@ -96,6 +96,7 @@ class KickTrial:
     contact_s: float | None = None  # from the request to the ball's first motion
     fell: bool = False
     fell_s: float | None = None  # from the request to the fall
+    kick_s: float | None = 0.0  # from the request to the kick's start (in-walk: its kicking phase; None: never)
     early: bool = False  # touched before the swing
     backward: bool = False
     standing: bool = False  # stood STAND_AFTER s after the skill ended
@@ -159,16 +160,22 @@ def trial_score(k: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float =
     """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties.
 
     ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays);
-    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the request (up to
-    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later.
+    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the kick's start (``kick_s``: the
+    request for a kick skill, the kicking phase of an in-walk kick, whose walk-up comes first; up to
+    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later. A fall
+    before an in-walk kick began earns no grace.
     """
     if k['contact_s'] is None or k['distance'] < SHORT_M or k['backward']:
         f = BACKWARD_PENALTY
     else:
         f = -k['along'] + ANGLE_PENALTY * max(0.0, k['angle_err_deg'] - ANGLE_FREE_DEG)
     if k['fell'] or not k['standing']:
-        upright = k.get('fell_s')
-        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright if upright is not None else GRACE_CAP_S)
+        fell_s, kick_s = k.get('fell_s'), k.get('kick_s', 0.0)
+        if fell_s is None:  # not standing at the end, the fall itself not seen
+            upright = GRACE_CAP_S
+        else:
+            upright = 0.0 if kick_s is None else max(0.0, fell_s - kick_s)
+        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright)
     if k['early']:
         f += EARLY_PENALTY
     return f
@@ -382,7 +389,7 @@ def walk_kick_once(
     assert start is not None
     heading = p.yaw + math.radians(direction_deg)
     target = (start[0] + WALK_KICK_TARGET * math.cos(heading), start[1] + WALK_KICK_TARGET * math.sin(heading))
-    trial = KickTrial(spot=(round(behind, 3), round(across, 3)))
+    trial = KickTrial(spot=(round(behind, 3), round(across, 3)), kick_s=None)
     t0 = session.cycles * CYCLE
     request = Kick(target=target, kick=name, id=session.cycles)
     session.request(request.to_text())
@@ -396,6 +403,7 @@ def walk_kick_once(
         phase = task.get('phase', '') if task.get('id') == request.id else ''
         if phase == 'kicking' and kicking is None:
             kicking = now
+            trial.kick_s = round(now - t0, 3)
         if phase in ('done', 'failed', 'cancelled') and over is None:
             over = now
         # the kick is over once the walk that took it has stopped: a fall in its last steps is the kick's

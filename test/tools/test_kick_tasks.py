@@ -126,6 +126,13 @@ def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
     assert trial_score(late_fall, 60.0, 10.0) < trial_score(early_fall, 60.0, 10.0)
     assert trial_score(_kick(fell=True, standing=False, fell_s=9.0), 60.0, 10.0) == pytest.approx(-7.9 + 30.0)
     assert trial_score(early_fall, 40.0) == trial_score(late_fall, 40.0)  # no grace: a fall is a fall
+    # an in-walk kick's grace counts from its kicking phase (its walk-up takes 4-7 s), none for a fall before it
+    walk_fall = _kick(fell=True, standing=False, fell_s=6.5, kick_s=5.0)
+    assert trial_score(walk_fall, 60.0, 10.0) == pytest.approx(-7.9 + 60.0 - 15.0)
+    assert trial_score(_kick(fell=True, standing=False, fell_s=6.5, kick_s=None), 60.0, 10.0) == pytest.approx(52.1)
+    assert trial_score(walk_fall, 60.0, 10.0) > trial_score(
+        _kick(fell=True, standing=False, fell_s=7.5, kick_s=5.0), 60.0, 10.0
+    )
     assert trial_score(short, 60.0, 10.0) < trial_score(
         _kick(fell=True, standing=False, fell_s=3.0, along=25.0), 60.0, 10.0
     )
@@ -344,6 +351,7 @@ def test_an_in_walk_kick_counts_a_fall_while_the_walk_that_took_it_stops() -> No
 
     trial = walk_kick_once(_ScriptedSession(script), 1.0, 0.0)
     assert trial.fell and trial.fell_s == pytest.approx(7.6, abs=0.05) and not trial.standing
+    assert trial.kick_s == pytest.approx(5.0, abs=0.05)  # the kicking phase: where a fall's grace counts from
     assert trial.distance == pytest.approx(2.0, abs=0.05) and not trial.early
     # a robot that stands 1 s after the walk stopped has not fallen with the kick (a fall long after is not counted)
     trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=9.0)), 1.0, 0.0)
