@@ -55,6 +55,7 @@ __all__ = [
 KICKS = ('long', 'quick', 'walk')
 WALK_KICK_FROM = (0.8, 1.4)  # m behind the ball an in-walk kick's walk-up starts (``walk``)
 WALK_KICK_TARGET = 10.0  # m beyond the ball its target lies
+WALK_STOP_S = 3.0  # s after an in-walk kick's task at most until the walk has stopped (then STAND_AFTER counts)
 #: where the robot stands for the trials (m, m): clear of the lines for a kick of 15 m
 START = {'mujoco': (-14.0, 0.0), 'simspark': (-9.0, 0.0)}
 #: the ball's radius (m) per server
@@ -95,6 +96,7 @@ class KickTrial:
     contact_s: float | None = None  # from the request to the ball's first motion
     fell: bool = False
     fell_s: float | None = None  # from the request to the fall
+    kick_s: float | None = 0.0  # from the request to the kick's start (in-walk: its kicking phase; None: never)
     early: bool = False  # touched before the swing
     backward: bool = False
     standing: bool = False  # stood STAND_AFTER s after the skill ended
@@ -158,16 +160,22 @@ def trial_score(k: dict, fall_penalty: float = FALL_PENALTY, fall_grace: float =
     """One kick's score (lower is better): minus the distance along the wanted direction, plus penalties.
 
     ``fall_penalty``: m added for a fall or not standing afterwards (above the longest kick: a fall never pays);
-    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the request (up to
-    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later.
+    ``fall_grace``: m taken off a fall's penalty per s the robot stood from the kick's start (``kick_s``: the
+    request for a kick skill, the kicking phase of an in-walk kick, whose walk-up comes first; up to
+    :data:`GRACE_CAP_S`), so that a search whose candidates all fall learns which fall came later. A fall
+    before an in-walk kick began earns no grace.
     """
     if k['contact_s'] is None or k['distance'] < SHORT_M or k['backward']:
         f = BACKWARD_PENALTY
     else:
         f = -k['along'] + ANGLE_PENALTY * max(0.0, k['angle_err_deg'] - ANGLE_FREE_DEG)
     if k['fell'] or not k['standing']:
-        upright = k.get('fell_s')
-        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright if upright is not None else GRACE_CAP_S)
+        fell_s, kick_s = k.get('fell_s'), k.get('kick_s', 0.0)
+        if fell_s is None:  # not standing at the end, the fall itself not seen
+            upright = GRACE_CAP_S
+        else:
+            upright = 0.0 if kick_s is None else max(0.0, fell_s - kick_s)
+        f += fall_penalty - fall_grace * min(GRACE_CAP_S, upright)
     if k['early']:
         f += EARLY_PENALTY
     return f
@@ -361,7 +369,9 @@ def walk_kick_once(
     """One in-walk kick as strategy asks for it: the ball ``behind`` m ahead of the standing robot (``across`` m
     to its left), a ``Kick`` task towards a target :data:`WALK_KICK_TARGET` m beyond it, ``direction_deg`` left of
     the robot's heading; the walk-up, the kick step and the ball's roll measured from the ground truth. A touch
-    before the task's kicking phase is early (the walk-up ran into the ball)."""
+    before the task's kicking phase is early (the walk-up ran into the ball). A fall counts until the robot has
+    stood :data:`STAND_AFTER` s after the task, and the walk that took the kick, stopped (at most
+    :data:`WALK_STOP_S` s after the task)."""
     x0, y0 = START[session.server_kind]
     _stand(session, x0, y0, yaw)
     p = session.pose
@@ -379,11 +389,11 @@ def walk_kick_once(
     assert start is not None
     heading = p.yaw + math.radians(direction_deg)
     target = (start[0] + WALK_KICK_TARGET * math.cos(heading), start[1] + WALK_KICK_TARGET * math.sin(heading))
-    trial = KickTrial(spot=(round(behind, 3), round(across, 3)))
+    trial = KickTrial(spot=(round(behind, 3), round(across, 3)), kick_s=None)
     t0 = session.cycles * CYCLE
     request = Kick(target=target, kick=name, id=session.cycles)
     session.request(request.to_text())
-    kicking = ended = None  # server times the task was seen kicking / over
+    kicking = over = ended = None  # server times the task was seen kicking / over / over with the walk stopped
     rest_from: tuple[float, tuple[float, ...]] = (t0, start)
     last = start
     while True:
@@ -393,7 +403,12 @@ def walk_kick_once(
         phase = task.get('phase', '') if task.get('id') == request.id else ''
         if phase == 'kicking' and kicking is None:
             kicking = now
-        if phase in ('done', 'failed', 'cancelled') and ended is None:
+            trial.kick_s = round(now - t0, 3)
+        if phase in ('done', 'failed', 'cancelled') and over is None:
+            over = now
+        # the kick is over once the walk that took it has stopped: a fall in its last steps is the kick's
+        stopped = not (session.state.get('walk') or {}).get('moving') or session.state.get('skill') != 'walk'
+        if over is not None and ended is None and (stopped or now - over >= WALK_STOP_S):
             ended = now
         _note_fall(session, trial, now - t0, ended is None or now - ended < STAND_AFTER)
         ball = session.ball or last

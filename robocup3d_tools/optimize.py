@@ -371,11 +371,13 @@ def optimize_getup(
     address: str | None = None,
     kick_trials: KickTrials | None = None,
     domain_last: int = 0,
+    trace_file: bool = False,
 ) -> tuple[float, Path]:
     """Tune a skill, a get-up or a kick (see the module doc); returns the best score and the skill file written.
 
     ``kick_trials``: kick tasks only, how each candidate's kicks run and score (None: :class:`KickTrials`'s defaults);
-    ``domain_base``/``domain_last``: the ROS domains evaluations may claim (see :func:`_domains`).
+    ``domain_base``/``domain_last``: the ROS domains evaluations may claim (see :func:`_domains`);
+    ``trace_file``: append every candidate (generation, score, values, result) to ``out`` with suffix ``.jsonl``.
     """
     who = 'nao' if server == 'simspark' else robot
     kick = task in KICK_TASKS
@@ -388,6 +390,11 @@ def optimize_getup(
         results = pool.map(_skill_candidate, jobs)
         scores = [(kick_trials.score if kick else getup_score)(r) for r in results]
         last[:] = results
+        if trace_file:
+            with open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') as trace:
+                for x, r, f in zip(xs, results, scores, strict=True):
+                    row = {'generation': gen, 'score': f, 'params': space.values(x), 'result': r}
+                    trace.write(json.dumps(row) + '\n')
         errors = [r['error'] for r in results if 'error' in r]
         why = f' (first: {errors[0]})' if errors else ''
         if kick:
@@ -488,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     walk.add_argument('--course-seconds', type=float, default=20.0, help='length of each random course')
     walk.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
     walk.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
-    walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl')
+    walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl (all tasks)')
     getup = p.add_argument_group('get-up and kick tasks')
     getup.add_argument('--trials', type=int, default=3, help='knock-downs or kicks per candidate')
     getup.add_argument('--noise', type=float, default=0.0, help='kicks: the ball within +-NOISE m of its spot')
@@ -523,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                 address=args.address,
                 kick_trials=KickTrials(args.noise, args.walk_in, args.direction, args.fall_penalty, args.fall_grace),
                 domain_last=args.domain_last,
+                trace_file=args.trace,
             )
         else:
             path = args.out or Path('walk_tuned.yaml')

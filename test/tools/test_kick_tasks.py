@@ -4,6 +4,7 @@ scoring and search spaces (no server), and one real kick of a T1 on RCSSServerMJ
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -25,7 +26,9 @@ from robocup3d_tools.kick_tasks import (
     kick_setup,
     summarize,
     trial_score,
+    walk_kick_once,
 )
+from robocup3d_tools.sim_session import CYCLE, Pose
 
 ROBOTS = ('T1', 'K1')
 KICK_NAMES = ('KICK_LONG_RIGHT', 'KICK_LONG_LEFT', 'KICK_QUICK_RIGHT', 'KICK_QUICK_LEFT')
@@ -123,6 +126,13 @@ def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
     assert trial_score(late_fall, 60.0, 10.0) < trial_score(early_fall, 60.0, 10.0)
     assert trial_score(_kick(fell=True, standing=False, fell_s=9.0), 60.0, 10.0) == pytest.approx(-7.9 + 30.0)
     assert trial_score(early_fall, 40.0) == trial_score(late_fall, 40.0)  # no grace: a fall is a fall
+    # an in-walk kick's grace counts from its kicking phase (its walk-up takes 4-7 s), none for a fall before it
+    walk_fall = _kick(fell=True, standing=False, fell_s=6.5, kick_s=5.0)
+    assert trial_score(walk_fall, 60.0, 10.0) == pytest.approx(-7.9 + 60.0 - 15.0)
+    assert trial_score(_kick(fell=True, standing=False, fell_s=6.5, kick_s=None), 60.0, 10.0) == pytest.approx(52.1)
+    assert trial_score(walk_fall, 60.0, 10.0) > trial_score(
+        _kick(fell=True, standing=False, fell_s=7.5, kick_s=5.0), 60.0, 10.0
+    )
     assert trial_score(short, 60.0, 10.0) < trial_score(
         _kick(fell=True, standing=False, fell_s=3.0, along=25.0), 60.0, 10.0
     )
@@ -253,3 +263,96 @@ def test_the_nao_kick_spot_comes_from_its_parameters(tmp_path: Path) -> None:
     assert kick_setup('nao', 'quick', [str(params)], robot_type=1) == ((0.2, -0.03), 0.0)
     spot, _ = kick_setup('nao', 'long')  # the shipped parameters, or the defaults without them
     assert 0.1 < spot[0] < 0.3 and -0.15 < spot[1] < 0.0
+
+
+def test_a_kick_search_with_trace_logs_every_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``robocup3d optimize --task kick-walk --trace``: every candidate's values, score and result in OUT.jsonl."""
+
+    class FakePool:
+        retried = 0
+
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def __enter__(self) -> FakePool:
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+        def map(self, fn, jobs):  # no server: every candidate kicks 2 m straight, standing
+            return [{'kicks': [_kick(along=2.0, distance=2.0)], 'falls': 0} for _ in jobs]
+
+    monkeypatch.setattr(optimize, 'RayPool', FakePool)
+    out = tmp_path / 't1_walk'
+    argv = ['--task', 'kick-walk', '--popsize', '4', '--generations', '2', '--trace', '--out', str(out)]
+    argv += ['--fall-penalty', '20']
+    assert optimize.main(argv) == 0
+    rows = [json.loads(line) for line in out.with_suffix('.jsonl').read_text().splitlines()]
+    assert len(rows) == 8 and {r['generation'] for r in rows} == {0, 1}
+    space = kick_space('kick-walk', 'T1')
+    for r in rows:
+        assert set(r['params']) == set(space.names) and r['score'] == pytest.approx(-2.0)
+        assert r['result']['kicks'][0]['along'] == 2.0
+
+
+class _ScriptedSession:
+    """A session without a server for :func:`walk_kick_once`: the motion state, torso and ball follow ``script``
+    (server time since the kick request -> state, torso up, ball x)."""
+
+    server_kind = 'mujoco'
+
+    def __init__(self, script) -> None:
+        self.script, self.cycles, self.t0 = script, 0, None
+        self.state: dict = {'skill': 'stand', 'fallen': False}
+        self.pose: Pose | None = Pose(0.0, -14.0, 0.0, 0.6, 0.0, 1.0)
+        self.ball: tuple[float, float, float] | None = None
+        self.ball_t = 0.0
+        self.trainer = self
+
+    def move_ball(self, x: float, y: float, z: float) -> None:
+        self.ball = (x, y, z)
+
+    def place(self, x: float, y: float, yaw: float) -> None:
+        self.pose = Pose(self.cycles * CYCLE, x, y, 0.6, yaw, 1.0)
+
+    def spin_until(self, pred, timeout: float, what: str = '') -> bool:
+        self.wait_cycles(1)
+        assert pred(), what
+        return True
+
+    def request(self, text: str) -> None:
+        self.request_id = json.loads(text)['id']
+        self.t0 = self.cycles
+
+    def wait_cycles(self, n: int) -> None:
+        for _ in range(n):
+            self.cycles += 1
+            if self.t0 is None:
+                continue
+            state, up, ball_x = self.script((self.cycles - self.t0) * CYCLE)
+            self.state = {**state, 'task': {'id': self.request_id, 'phase': state['phase']}}
+            assert self.pose is not None and self.ball is not None
+            self.pose = Pose(self.cycles * CYCLE, self.pose.x, self.pose.y, 0.6, 0.0, up)
+            self.ball, self.ball_t = (ball_x, self.ball[1], self.ball[2]), self.cycles * CYCLE
+
+
+def test_an_in_walk_kick_counts_a_fall_while_the_walk_that_took_it_stops() -> None:
+    """The walk stops after the kick's task is done; a fall then (more than 1 s after the task) is the kick's."""
+
+    def script(t: float, fall_at: float = 7.6):
+        phase = 'approaching' if t < 5.0 else 'kicking' if t < 6.5 else 'done'
+        moving = t < 7.7  # the walk's last steps after the task
+        fallen = t >= fall_at
+        state = {'skill': 'GETUP_FRONT' if fallen else 'walk' if moving else 'stand', 'fallen': fallen}
+        state |= {'walk': {'moving': moving and not fallen}, 'phase': phase}
+        ball_x = -13.0 + max(0.0, min(t - 5.5, 2.0))  # kicked at 5.5 s, rolls 2 m
+        return state, (-0.2 if fallen else 1.0), ball_x
+
+    trial = walk_kick_once(_ScriptedSession(script), 1.0, 0.0)
+    assert trial.fell and trial.fell_s == pytest.approx(7.6, abs=0.05) and not trial.standing
+    assert trial.kick_s == pytest.approx(5.0, abs=0.05)  # the kicking phase: where a fall's grace counts from
+    assert trial.distance == pytest.approx(2.0, abs=0.05) and not trial.early
+    # a robot that stands 1 s after the walk stopped has not fallen with the kick (a fall long after is not counted)
+    trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=9.0)), 1.0, 0.0)
+    assert not trial.fell and trial.fell_s is None
