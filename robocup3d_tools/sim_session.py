@@ -55,6 +55,8 @@ CYCLE = 0.02  # s of server time per agent cycle
 RESEND_S = 0.01
 SERVERS = ('mujoco', 'simspark')
 #: torso height (m) at which the trainer puts a robot on its feet
+REST_S = 20.0  # s of server time a placement waits for a get-up under way to end
+PLACE_TRIES = 3  # placements until the robot stands upright after settling
 PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
 #: torso height (m) at which the trainer lays a robot down (RCSSServerMJ)
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
@@ -411,11 +413,34 @@ class SimSession:
         z = PLACE_Z.get(self.robot, 0.7)
         # let a walk come to rest first: dropped from the stand height, a crouched robot lands hard
         self.request('stand')
-        self.spin_until(lambda: self.state.get('skill') == 'stand' and not self.state.get('fallen'), 5.0)
-        self.wait_cycles(40)  # and the stand has risen out of the walk's crouch (0.5 s)
         if self.simspark:
+            self.spin_until(lambda: self.state.get('skill') == 'stand' and not self.state.get('fallen'), 5.0)
+            self.wait_cycles(40)  # and the stand has risen out of the walk's crouch (0.5 s)
             self._place_simspark(x, y, yaw, z, settle_cycles)
             return
+        for _ in range(PLACE_TRIES):
+            self._rest()
+            self.wait_cycles(40)  # and the stand has risen out of the walk's crouch (0.5 s)
+            self._move(x, y, yaw, z, ball)
+            self.wait_cycles(settle_cycles)
+            if self.pose is not None and self.pose.up > 0.9 and self._standing():
+                return
+
+    def _standing(self) -> bool:
+        return self.state.get('skill') == 'stand' and not self.state.get('fallen') and not self.state.get('getup')
+
+    def _rest(self) -> None:
+        """Wait, in server cycles (up to :data:`REST_S` s), for the robot to stand: a robot that fell is
+        getting up (a T1 in 3-11 s), and lifted upright by the trainer while its get-up runs it is thrown
+        over again. A wait in wall seconds ended before the get-up on a loaded machine (the server waits
+        for the player in sync mode), and the next run (a random course's next part, the next candidate of
+        an optimize batch) fell at once."""
+        end = self.cycles + round(REST_S / CYCLE)
+        while self.cycles < end and not self._standing():
+            self.wait_cycles(5)
+
+    def _move(self, x: float, y: float, yaw: float, z: float, ball: tuple[float, float, float] | None) -> None:
+        """RCSSServerMJ: the trainer puts the robot at (x, y, z) facing ``yaw``, the ball at ``ball``."""
         if (self.trainer.state.play_mode or '').lower() not in ('playon', 'play_on'):
             # the session starts with our kick-off, when the referee moves a player in the other half off the field
             self.trainer.drop_ball()
@@ -426,7 +451,6 @@ class SimSession:
         )
         if ball is not None:
             self.trainer.move_ball(*ball)
-        self.wait_cycles(settle_cycles)
 
     def _place_simspark(self, x: float, y: float, yaw: float, z: float, settle_cycles: int) -> None:
         """Hold the Nao on its feet until no get-up runs, then let it settle (game clock reset to 0)."""

@@ -64,6 +64,24 @@ def test_the_fast_part_of_a_set_is_searched_by_its_own_names_and_written_back_ov
         encode(start, walk_params({}), names)
 
 
+def test_the_turn_limits_are_searched_in_rad_and_written_back_in_degrees() -> None:
+    from robocup3d_tools.optimize import search_space  # noqa: PLC0415
+
+    space = search_space('mujoco')
+    names = ['max_wz', 'accel_w', 'turn_scale', 'max_vy', 'accel_y']
+    assert set(names) <= set(space)
+    start = walk_sets(load_config('walk.yaml'), 'T1')[0]['positioning']
+    x = encode(start, start, names, space)
+    assert all(0.0 < xi < 1.0 for xi in x)  # the shipped values lie inside the ranges
+    back = decode(x, start, names, space)
+    assert math.isclose(back.max_wz, start.max_wz) and math.isclose(back.accel_w, start.accel_w)
+    top = decode([1.0] * len(names), start, names, space)
+    assert math.isclose(top.max_wz, 1.75)  # rad/s
+    values = _yaml_values(top)
+    assert math.isclose(values['max_wz'], math.degrees(1.75), abs_tol=1e-4)  # walk.yaml keeps degrees
+    assert walk_params({'max_wz': values['max_wz']}).max_wz == pytest.approx(1.75, abs=1e-6)
+
+
 def test_one_generation_on_the_real_server_writes_a_walk_file_the_player_loads(tmp_path: Path) -> None:
     """Two candidates of a short forward walk, run by walk_tasks on its own RCSSServerMJ."""
     pytest.importorskip('cma')

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from robocup3d_bridge.trainer import MonitorState
-from robocup3d_tools.sim_session import CYCLE, SimSession
+from robocup3d_tools.sim_session import CYCLE, Pose, SimSession
 
 
 class LaggingStream:
@@ -100,3 +100,48 @@ def test_the_monitors_torso_truth_agrees_with_the_players_and_costs_the_player_n
     assert abs(math.remainder(p.yaw - yaw_of(o.w, o.x, o.y, o.z), math.tau)) < math.radians(1.0)
     assert (p.x, p.y) == pytest.approx((-3.0, 1.0), abs=0.15)
     assert abs(math.remainder(p.yaw - math.pi / 2, math.tau)) < 0.2
+
+
+class SlowMujoco:
+    """A robot on a sync RCSSServerMJ that runs 0.1 wall s a cycle: it fell and gets up until cycle
+    ``getup_until``; lifted upright by the trainer before then, its get-up throws it over again."""
+
+    def __init__(self, session: SimSession, getup_until: int) -> None:
+        self.s, self.getup_until = session, getup_until
+        self.state = SimpleNamespace(play_mode='PlayOn', ball=None)
+        self.moves: list[int] = []  # the cycle of each move3d
+        self.wall = 0.0
+
+    def spin_once(self, node: object, timeout_sec: float) -> None:
+        s = self.s
+        s.cycles += 1
+        self.wall += 0.1
+        thrown = any(m < self.getup_until for m in self.moves)
+        up = bool(self.moves) and not thrown
+        getting_up = s.cycles < self.getup_until or thrown
+        s.state = {'skill': 'getup' if getting_up else 'stand', 'fallen': getting_up, 'getup': getting_up}
+        s.pose = Pose(s.cycles * CYCLE, -6.0, 0.0, 0.6 if up else 0.2, 0.0, 0.99 if up else 0.1)
+
+    def poll(self, timeout: float) -> bool:
+        return False
+
+    def send(self, text: str) -> None:
+        assert 'move3d' in text
+        self.moves.append(self.s.cycles)
+
+    def move_ball(self, *ball: float) -> None:
+        pass
+
+
+def test_a_placement_waits_for_the_get_up_in_server_cycles_however_slow_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once it waited 5 wall s: on a loaded machine the trainer lifted a T1 mid get-up, and the next
+    run (the next candidate of an optimize batch, a random course's next part) fell at once."""
+    s = SimSession(server='mujoco', log_dir=tmp_path)
+    fake = SlowMujoco(s, getup_until=400)  # an 8 s get-up: 40 wall s here
+    s.trainer, s._rclpy, s.request = fake, fake, lambda text: None
+    monkeypatch.setattr('robocup3d_tools.sim_session.time.monotonic', lambda: fake.wall)
+    s.place(-6.0, 0.0)
+    assert len(fake.moves) == 1 and fake.moves[0] >= 400
+    assert s.pose is not None and s.pose.up > 0.9 and s.state['skill'] == 'stand'
