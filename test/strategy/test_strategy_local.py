@@ -8,6 +8,8 @@ import time
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
@@ -16,50 +18,55 @@ from robocup3d_strategy.strategy_node import StrategyNode  # noqa: E402
 
 @pytest.fixture
 def strategy():
-    rclpy.init()
+    ctx = Context()  # a context of its own: other tests of this process may hold the default one
+    rclpy.init(context=ctx)
     node = StrategyNode(
         namespace=f'/local{os.getpid()}/p2',
         parameter_overrides=[Parameter('server', value='mujoco'), Parameter('unum', value=2)],
+        context=ctx,
     )
-    listener = rclpy.create_node(f'listener{os.getpid()}')
+    listener = rclpy.create_node(f'listener{os.getpid()}', context=ctx)
+    executor = SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    executor.add_node(listener)
     try:
-        yield node, listener
+        yield node, listener, executor
     finally:
+        executor.shutdown()
         node.destroy_node()
         listener.destroy_node()
-        rclpy.shutdown()
+        rclpy.shutdown(context=ctx)
 
 
-def _spin(nodes, until, seconds: float = 3.0) -> None:
+def _spin(executor, until, seconds: float = 3.0) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end and not until():
-        for n in nodes:
-            rclpy.spin_once(n, timeout_sec=0.01)
+        executor.spin_once(timeout_sec=0.01)
 
 
 def test_say_goes_straight_to_the_bridge_and_onto_the_topic_only_for_another_listener(strategy) -> None:
-    node, listener = strategy
+    node, listener, executor = strategy
     said, asked, ours, recorded = [], [], [], []
     node.attach_local(said.append, asked.append)
     topic = f'{node.get_namespace()}/say'
     listener.create_subscription(String, topic, lambda m: ours.append(m.data), 10)  # stands for our own bridge
-    _spin([node, listener], lambda: node.pub_say.get_subscription_count() == 1)
+    _spin(executor, lambda: node.pub_say.get_subscription_count() == 1)
     node._send(node.pub_say, node._local_say, 'hello')
-    _spin([node, listener], lambda: bool(ours), 0.5)
+    _spin(executor, lambda: bool(ours), 0.5)
     assert said == ['hello'] and ours == []  # handed over directly, nothing sent through DDS
 
     listener.create_subscription(String, topic, lambda m: recorded.append(m.data), 10)  # a recorder joins
-    _spin([node, listener], lambda: node.pub_say.get_subscription_count() == 2)
+    _spin(executor, lambda: node.pub_say.get_subscription_count() == 2)
     node._send(node.pub_say, node._local_say, 'again')
-    _spin([node, listener], lambda: bool(recorded))
+    _spin(executor, lambda: bool(recorded))
     assert said == ['hello', 'again'] and recorded == ['again'] and asked == []
 
 
 def test_without_a_local_bridge_say_and_requests_go_through_the_topics(strategy) -> None:
-    node, listener = strategy
+    node, listener, executor = strategy
     got = []
     listener.create_subscription(String, f'{node.get_namespace()}/motion_request', lambda m: got.append(m.data), 10)
-    _spin([node, listener], lambda: node.pub_request.get_subscription_count() == 1)
+    _spin(executor, lambda: node.pub_request.get_subscription_count() == 1)
     node._send(node.pub_request, node._local_request, '{"kind": "goto"}')
-    _spin([node, listener], lambda: bool(got))
+    _spin(executor, lambda: bool(got))
     assert got == ['{"kind": "goto"}']
