@@ -59,10 +59,16 @@ class _DiagnosticsWatcher:
         os.environ['ROS_DOMAIN_ID'] = env['ROS_DOMAIN_ID']
         import rclpy  # noqa: PLC0415 - after the domain is set for this process
         from diagnostic_msgs.msg import DiagnosticArray  # noqa: PLC0415
+        from rclpy.context import Context  # noqa: PLC0415
+        from rclpy.executors import SingleThreadedExecutor  # noqa: PLC0415
 
         self._rclpy = rclpy
-        rclpy.init(args=[])
-        self.node = rclpy.create_node('match_observer')
+        # a context of its own, on the match's domain: the process may hold another (a test, a caller)
+        self._context = Context()
+        rclpy.init(args=[], context=self._context, domain_id=int(env['ROS_DOMAIN_ID']))
+        self.node = rclpy.create_node('match_observer', context=self._context)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._executor.add_node(self.node)
         self.latest: dict[str, dict[str, str]] = {}
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diag, 50)
 
@@ -74,11 +80,12 @@ class _DiagnosticsWatcher:
     def spin_for(self, seconds: float) -> None:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            self._rclpy.spin_once(self.node, timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
+            self._executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
 
     def close(self) -> None:
+        self._executor.shutdown()
         self.node.destroy_node()
-        self._rclpy.try_shutdown()
+        self._rclpy.try_shutdown(context=self._context)
 
 
 def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:

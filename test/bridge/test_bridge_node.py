@@ -337,8 +337,13 @@ def assert_one_reply_per_message(replies: list[Received], n_messages: int) -> No
     assert len(replies) == n_messages, [r.after for r in replies]
     assert all(r.text.count('(syn)') == 1 and (r.text.startswith('(syn)') or r.text.endswith('(syn)')) for r in replies)
     assert all(r.after >= i + 1 for i, r in enumerate(replies))
-    on_time = sum(r.after == i + 1 for i, r in enumerate(replies))
-    assert on_time >= 0.8 * n_messages  # answered before the next message went out
+    # Answered before the next message went out, once the player has warmed up: the first message of a
+    # connection is the first the process handles (on a slow machine it was answered 8-9 messages late,
+    # then the queue caught up at once); messages sent after that first reply must be answered on time.
+    # (How long the warm-up takes is the machine's: under a loaded CI it was 16 messages once.)
+    steady = [(i, r) for i, r in enumerate(replies) if i >= replies[0].after]
+    on_time = sum(r.after == i + 1 for i, r in steady)
+    assert on_time >= 0.8 * len(steady), [r.after for r in replies]
 
 
 def assert_simspark_hello(msgs: list[Received]) -> None:
