@@ -181,7 +181,6 @@ class ServerProtocol:
             raise ActionError(f'player number must be 0-99, got {unum!r}')
         self.unum = unum
         self.side = Side.UNKNOWN
-        self._joints = robot.by_name
         #: per joint: effector, lower, upper (rad), speed (rad/s), torque (N m), each bounded so that the
         #: wire stays within WIRE_MAX whatever the robot file says (an unlimited joint gets MAX_RATE, ...)
         self._limits = {
@@ -232,11 +231,12 @@ class ServerProtocol:
             parts.append('(syn)')
         return EncodedAction(''.join(parts), warnings)
 
-    def _joint(self, name: str) -> object:
-        spec = self._joints.get(name)
-        if spec is None:
+    def _limit(self, name: str) -> tuple[str, float, float, float, float]:
+        """``name``'s effector and bounded limits (lower, upper, speed, torque); an unknown joint is refused."""
+        lim = self._limits.get(name)
+        if lim is None:
             raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
-        return spec
+        return lim
 
     def _beam_values(self, beam: tuple[float, float, float]) -> tuple[float, float, float]:
         if len(beam) != 3:
@@ -278,14 +278,10 @@ class SimSparkProtocol(ServerProtocol):
         if cmd.position or cmd.effort or cmd.kp or cmd.kd:
             raise ActionError('rcssserver3d takes joint velocities only (position/gains/effort were given)')
         out = []
-        limits = self._limits
         for name, v in cmd.velocity.items():
-            lim = limits.get(name)
-            if lim is None:
-                raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
-            vmax = lim[3]
+            effector, _, _, vmax, _ = self._limit(name)
             v = _clamp(_finite(v, name), -vmax, vmax, f'{name} velocity', warnings)
-            out.append(f'({lim[0]} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
+            out.append(f'({effector} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
         return ''.join(out)
 
     def _encode_beam(self, beam: tuple[float, float, float]) -> str:
@@ -309,11 +305,8 @@ class MujocoProtocol(ServerProtocol):
     def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
         out = []
         pos, vel, eff, kp, kd = cmd.position, cmd.velocity, cmd.effort, cmd.kp, cmd.kd
-        limits = self._limits
         for name in cmd.names():
-            lim = limits.get(name)
-            if lim is None:
-                raise ActionError(f'joint {name!r} does not exist on {self.robot.name}')
+            effector, lo, hi, vmax, tmax = self._limit(name)
             try:
                 q, dq, p, d, tau = (
                     float(pos.get(name, 0.0)),
@@ -326,7 +319,6 @@ class MujocoProtocol(ServerProtocol):
                 raise ActionError(f'{name}: joint command values must be numbers') from None
             if not math.isfinite(q + dq + p + d + tau):  # one test for the common case
                 raise ActionError(f'{name}: a value is not finite: q={q} dq={dq} kp={p} kd={d} tau={tau}')
-            effector, lo, hi, vmax, tmax = lim
             if not (0.0 <= p <= MAX_GAIN and 0.0 <= d <= MAX_GAIN):
                 if p < 0 or d < 0:
                     raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')

@@ -54,9 +54,9 @@ CYCLE = 0.02  # s of server time per agent cycle
 #: scenes come as far apart as the monitor stream lags: a command per scene could lapse, cmd_timeout)
 RESEND_S = 0.01
 SERVERS = ('mujoco', 'simspark')
-#: torso height (m) at which the trainer puts a robot on its feet
 REST_S = 20.0  # s of server time a placement waits for a get-up under way to end
 PLACE_TRIES = 3  # placements until the robot stands upright after settling
+#: torso height (m) at which the trainer puts a robot on its feet
 PLACE_Z = {'T1': 0.68, 'K1': 0.57, 'nao': 0.36}
 #: torso height (m) at which the trainer lays a robot down (RCSSServerMJ)
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
