@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -104,6 +105,18 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
 }
 
 
+def _exit_cleanly_on_termination() -> None:
+    """SIGTERM and SIGHUP end the command through ``SystemExit``, so that what it started (a server,
+    players, a recorder) is stopped by its own clean-up, as after Ctrl-C; a command may install its own."""
+
+    def _exit(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, _exit)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Dispatch ``robocup3d <command> ...``."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -114,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         print('\nrun "robocup3d <command> --help" for the options of a command')
         return 0 if argv and argv[0] in ('-h', '--help') else 2
     run, _ = COMMANDS[argv[0]]
+    _exit_cleanly_on_termination()
     try:
         return run(argv[1:]) or 0
     except BrokenPipeError:  # output piped into e.g. `head`: stop quietly

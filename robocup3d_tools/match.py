@@ -24,7 +24,7 @@ from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
-from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process
+from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
 from robocup3d_tools.team_runner import TeamRunner
 
@@ -48,6 +48,7 @@ class MatchResult:
     play_wall_time: float = 0.0  # wall seconds from the kick-off to the end
     players: dict[str, dict[str, str]] = field(default_factory=dict)  # from /diagnostics
     restarts: dict[str, int] = field(default_factory=dict)
+    players_at_kickoff: dict[str, dict[str, str]] = field(default_factory=dict)  # diagnostics as play began
     stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls; fouls on RCSSServerMJ
 
 
@@ -194,7 +195,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
         from robocup3d_tools.simspark_match import run_simspark_match  # noqa: PLC0415
 
         return run_simspark_match(args, log)
-    env = ros_environment()
+    env = {**ros_environment(), END_WITH_PARENT: '1'}  # server and players end with the match, however it ends
     run_dir = Path(args.run_dir)
     aport = args.port or (60000 if args.no_server else free_port())
     mport = args.monitor_port or (60001 if args.no_server else free_port())
@@ -273,6 +274,8 @@ def play_halves(
     """
     start_time = trainer.state.game_time
     play_t0 = time.monotonic()
+    if watcher is not None:
+        result.players_at_kickoff = {k: dict(v) for k, v in watcher.latest.items()}
     modes = [trainer.state.play_mode]
     stalled = False
     for h in range(args.halves):
@@ -351,16 +354,27 @@ def format_result(r: MatchResult) -> str:
     lines += r.stats
     lines += [
         f'play modes: {" -> ".join(r.play_modes)}',
-        f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"errors":>8}{"restarts":>9}',
+        f'{"player":<18}{"cycles":>8}{"late":>7}{"p50 ms":>8}{"p99 ms":>8}{"CPU ms":>8}{"errors":>8}{"restarts":>9}',
     ]
     for name, v in r.players.items():
         errors = sum(int(v.get(k, '0')) for k in ('parse_errors', 'perceptor_errors', 'action_errors'))
         lines.append(
             f'{name:<18}{v.get("cycles", "?"):>8}{v.get("replies_fallback", "?"):>7}'
-            f'{v.get("latency_p50_ms", "?"):>8}{v.get("latency_p99_ms", "?"):>8}{errors:>8}'
-            f'{r.restarts.get(name, 0):>9}'
+            f'{v.get("latency_p50_ms", "?"):>8}{v.get("latency_p99_ms", "?"):>8}'
+            f'{cpu_per_cycle(r.players_at_kickoff.get(name), v):>8}{errors:>8}{r.restarts.get(name, 0):>9}'
         )
+    lines.append('CPU ms: CPU time of the player process per cycle from the kick-off on (from its diagnostics)')
     return '\n'.join(lines)
+
+
+def cpu_per_cycle(before: dict[str, str] | None, after: dict[str, str]) -> str:
+    """A player process's CPU ms per cycle between two of its bridge's diagnostics, or ``?``."""
+    try:
+        cycles = int(after['cycles']) - int(before['cycles'])
+        cpu = float(after['process_cpu_s']) - float(before['process_cpu_s'])
+    except (KeyError, TypeError, ValueError):
+        return '?'
+    return f'{1e3 * cpu / cycles:.2f}' if cycles > 0 else '?'
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from robocup3d_bridge.trainer import TrainerClient
 from robocup3d_perception.field import field_for
 from robocup3d_tools.match import _DiagnosticsWatcher, _team, _wait, _wait_players
 from robocup3d_tools.ros_env import ros_environment
-from robocup3d_tools.servers import connect_trainer, free_port, start_mujoco_server, stop_process
+from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_runner import TeamRunner
 
 __all__ = ['Kick', 'Shootout', 'main', 'penalties_parser', 'run_shootout', 'shootout_over']
@@ -138,7 +138,7 @@ def _take_kick(
 
 def run_shootout(args: argparse.Namespace, log: callable = print) -> Shootout:
     """Play one shoot-out; always cleans up what it started."""
-    env = ros_environment()
+    env = {**ros_environment(), END_WITH_PARENT: '1'}  # server and players end with the shoot-out, however it ends
     run_dir = Path(args.run_dir)
     aport, mport = free_port(), free_port()
     extra = ['--sync', '--no-realtime'] if args.sync else []

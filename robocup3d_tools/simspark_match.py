@@ -21,7 +21,7 @@ from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
-from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server, stop_process
+from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_simspark_server, stop_process
 from robocup3d_tools.team_runner import TeamRunner, load_team
 
 __all__ = ['count_agents', 'run_simspark_match']
@@ -75,7 +75,7 @@ def _wait_opponent(
 
 def run_simspark_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     """Play one match on rcssserver3d; always stops what it started (the server with SIGKILL)."""
-    env = ros_environment()
+    env = {**ros_environment(), END_WITH_PARENT: '1'}  # our players end with the match, however it ends
     run_dir = Path(args.run_dir)
     aport = args.port or free_port()
     mport = args.monitor_port or free_port()

@@ -51,3 +51,20 @@ def test_opponent_command_placeholders() -> None:
         format_command('./start.sh {prot}', '127.0.0.1', 3, 4, 'B')
     with pytest.raises(OpponentError, match='empty'):
         format_command('  ', '127.0.0.1', 3, 4, 'B')
+
+
+def test_summary_prints_each_players_cpu_per_cycle_since_the_kick_off() -> None:
+    """CPU ms per cycle counts only what the player spent from the kick-off on; without a kick-off
+    snapshot, or with no cycles since, it says it does not know."""
+    from robocup3d_tools.match import MatchResult, cpu_per_cycle, format_result  # noqa: PLC0415
+
+    start = {'cycles': '100', 'process_cpu_s': '4.000'}
+    end = {'cycles': '600', 'process_cpu_s': '5.500', 'replies_fallback': '0'}
+    assert cpu_per_cycle(start, end) == '3.00'
+    assert cpu_per_cycle(None, end) == '?'
+    assert cpu_per_cycle(start, start) == '?'
+    assert cpu_per_cycle({'cycles': 'x'}, end) == '?'
+    r = MatchResult(teams=('A', 'B'), players={'/A/p1': end, '/B/p1': end}, players_at_kickoff={'/A/p1': start})
+    rows = {line.split()[0]: line.split() for line in format_result(r).splitlines() if line.startswith('/')}
+    assert rows['/A/p1'][5] == '3.00'
+    assert rows['/B/p1'][5] == '?'
