@@ -106,6 +106,8 @@ class WorldModel:
         self.field = fld
         self.orientation = OrientationFilter()
         self.camera = CameraModel(body)
+        # a server without field lines (RCSSServerMJ) sends exact landmarks: a good fit is taken directly
+        locator = locator or LocatorParameters(exact_fit=not use_lines)
         self.locator = SelfLocator(fld, locator, seed=self.p.seed, use_lines=use_lines)
         self.ball = BallTracker(ball)
         self.players = PlayerTracker(players)

@@ -53,24 +53,24 @@ def _replay(delay_cycles: int, drop_every: int = 0) -> tuple[list[float], list[f
 
 
 def test_a_late_see_is_placed_where_it_was_made() -> None:
-    """A ``See`` 5 cycles late (0.1 s, ~4 cm of walking) localizes as well as one on time.
+    """A ``See`` 5 cycles late (0.1 s, ~4 cm of walking) localizes nearly as well as one on time.
+
+    On time the median error is 2.2 cm (exact landmark fits; the particle filter's was 17 cm), 5.3 cm late.
 
     Before late inputs were placed with their own cycle's tilt and moved by the motion since,
     the clock went back with each and the gyro was integrated over the gap: median 1.2 m.
     """
     on_time, _ = _replay(0)
     delayed, times = _replay(5)
-    assert np.median(on_time) < 0.3, np.median(on_time)
-    assert np.median(delayed) < 0.3 and np.median(delayed) < 1.5 * np.median(on_time), (
-        np.median(delayed),
-        np.median(on_time),
-    )
+    assert np.median(on_time) < 0.05, np.median(on_time)
+    # the shift by the motion since adds that motion's odometry error (of ~4 cm walked): a few cm at most
+    assert np.median(delayed) < np.median(on_time) + 0.05, (np.median(delayed), np.median(on_time))
     assert all(b >= a for a, b in itertools.pairwise(times)), 'the model time went back'
 
 
 def test_lost_imu_cycles_do_not_throw_it_off() -> None:
     errors, _ = _replay(0, drop_every=7)
-    assert np.median(errors) < 0.3, np.median(errors)
+    assert np.median(errors) < 0.05, np.median(errors)
 
 
 def test_a_see_older_than_the_history_is_left_out() -> None:
