@@ -13,6 +13,9 @@ and is only used as relative odometry; the absolute heading is the locator's job
 Readings that are not finite or beyond any body's range (``MAX_RATE``, ``MAX_ACCEL``) are
 left out and counted; the gyro is not integrated over a gap longer than ``MAX_DT``.
 
+It runs every cycle, so it works on plain floats (a rotation is 9 of them, row by row): numpy's
+per-call cost on 3-vectors was most of its time.
+
 REQUIRES: gyro, accelerometer (CycleInput). PROVIDES: tilt (roll, pitch), yaw change.
 """
 
@@ -21,8 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
-from robocup3d_description.kinematics import rotation_matrix
 
 __all__ = ['OrientationFilter', 'tilt_matrix']
 
@@ -36,13 +37,39 @@ def _sane(v: tuple[float, float, float] | None, limit: float) -> bool:
     return v is not None and all(math.isfinite(x) and abs(x) <= limit for x in v)
 
 
-def _rodrigues(v: np.ndarray | tuple[float, float, float]) -> np.ndarray:
-    """Rotation matrix of the rotation vector ``v`` (rad)."""
-    x, y, z = float(v[0]), float(v[1]), float(v[2])
+Mat = tuple[float, float, float, float, float, float, float, float, float]  # row-major 3x3
+Vec = tuple[float, float, float]
+_EYE: Mat = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+
+
+def _rodrigues(x: float, y: float, z: float) -> Mat:
+    """Rotation matrix of the rotation vector ``(x, y, z)`` (rad)."""
     angle = math.sqrt(x * x + y * y + z * z)
     if angle < 1e-12:
-        return np.eye(3)
-    return rotation_matrix((x / angle, y / angle, z / angle), angle)
+        return _EYE
+    x, y, z = x / angle, y / angle, z / angle
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return (
+        t * x * x + c, t * x * y - s * z, t * x * z + s * y,
+        t * x * y + s * z, t * y * y + c, t * y * z - s * x,
+        t * x * z - s * y, t * y * z + s * x, t * z * z + c,
+    )  # fmt: skip
+
+
+def _mul(a: Mat, b: Mat) -> Mat:
+    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
+    return (
+        a0 * b0 + a1 * b3 + a2 * b6, a0 * b1 + a1 * b4 + a2 * b7, a0 * b2 + a1 * b5 + a2 * b8,
+        a3 * b0 + a4 * b3 + a5 * b6, a3 * b1 + a4 * b4 + a5 * b7, a3 * b2 + a4 * b5 + a5 * b8,
+        a6 * b0 + a7 * b3 + a8 * b6, a6 * b1 + a7 * b4 + a8 * b7, a6 * b2 + a7 * b5 + a8 * b8,
+    )  # fmt: skip
+
+
+def _apply(m: Mat, v: Vec) -> Vec:
+    x, y, z = v
+    return (m[0] * x + m[1] * y + m[2] * z, m[3] * x + m[4] * y + m[5] * z, m[6] * x + m[7] * y + m[8] * z)
 
 
 def tilt_matrix(roll: float, pitch: float) -> np.ndarray:
@@ -101,16 +128,16 @@ class OrientationFilter:
         self.max_deviation_walking = max_deviation_walking
         self.shaking_walk = shaking_walk  # share of shaken readings that means "walking"
         self.shaking = 0.0  # running share of readings more than 2 m/s^2 from 1 g
-        self.rotation = np.eye(3)  # torso -> gravity-aligned frame (yaw: integrated gyro)
-        self._up = np.array([0.0, 0.0, 1.0])  # averaged measured up direction, aligned frame
+        self._r: Mat = _EYE  # torso -> gravity-aligned frame (yaw: integrated gyro)
+        self._up: Vec = (0.0, 0.0, 1.0)  # averaged measured up direction, aligned frame
         self._initialised = False
         self.rate = 0.0  # rad/s, magnitude of the last gyro reading
         self.rejected = 0  # readings left out: not finite or beyond MAX_RATE / MAX_ACCEL
 
     def reset(self) -> None:
         """Forget the estimate (the next accelerometer reading close to 1 g sets the tilt)."""
-        self.rotation = np.eye(3)
-        self._up = np.array([0.0, 0.0, 1.0])
+        self._r = _EYE
+        self._up = (0.0, 0.0, 1.0)
         self._initialised = False
 
     def update(
@@ -128,20 +155,19 @@ class OrientationFilter:
         accel = accel if _sane(accel, MAX_ACCEL) else None
         if gyro is not None and 0 < dt <= MAX_DT:
             self.rate = math.sqrt(gyro[0] ** 2 + gyro[1] ** 2 + gyro[2] ** 2)
-            self.rotation = self.rotation @ _rodrigues((gyro[0] * dt, gyro[1] * dt, gyro[2] * dt))
-            _orthonormalise(self.rotation)
+            self._r = _orthonormalise(_mul(self._r, _rodrigues(gyro[0] * dt, gyro[1] * dt, gyro[2] * dt)))
         if accel is not None:
-            self._correct(np.asarray(accel, dtype=float), walking)
+            self._correct((float(accel[0]), float(accel[1]), float(accel[2])), walking)
         return _wrap(self.yaw - yaw_before)
 
-    def _correct(self, a: np.ndarray, walking: bool) -> None:
-        norm = _norm(a)
+    def _correct(self, a: Vec, walking: bool) -> None:
+        norm = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
         deviation = abs(norm - GRAVITY)
         if not self._initialised:
             if deviation > 0.5 or self.rate > 0.5:
                 return
-            self._turn(self.rotation @ (a / norm), 1.0)
-            self._up = np.array([0.0, 0.0, GRAVITY])
+            self._turn(_apply(self._r, (a[0] / norm, a[1] / norm, a[2] / norm)), 1.0)
+            self._up = (0.0, 0.0, GRAVITY)
             self._initialised = True
             return
         self.shaking += 0.03 * ((deviation > 2.0) - self.shaking)
@@ -151,71 +177,88 @@ class OrientationFilter:
             limit, weight = self.max_deviation, self.average
         if deviation > limit:
             return
-        self._up += weight * (self.rotation @ a - self._up)
-        avg = self._up / _norm(self._up)
+        ra = _apply(self._r, a)
+        u = self._up
+        u = (u[0] + weight * (ra[0] - u[0]), u[1] + weight * (ra[1] - u[1]), u[2] + weight * (ra[2] - u[2]))
+        self._up = u
+        n = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+        avg = (u[0] / n, u[1] / n, u[2] / n)
         if deviation < 0.5 and self.rate < 0.3:
             self._turn(avg, self.gain_still)
-        elif math.acos(min(1.0, float(avg[2]))) > self.fast_error:
+        elif math.acos(min(1.0, avg[2])) > self.fast_error:
             self._turn(avg, self.gain_fast)
         else:
             self._turn(avg, self.gain_moving)
 
-    def _turn(self, up: np.ndarray, gain: float) -> None:
+    def _turn(self, up: Vec, gain: float) -> None:
         """Turn the estimate by ``gain`` of the angle between ``up`` and the vertical."""
-        ax, ay = float(up[1]), -float(up[0])  # up x (0, 0, 1): a horizontal axis
+        ax, ay = up[1], -up[0]  # up x (0, 0, 1): a horizontal axis
         s = math.hypot(ax, ay)
         if gain <= 0 or s < 1e-9:
             return
-        k = math.atan2(s, float(up[2])) * gain / s
-        turn = _rodrigues((ax * k, ay * k, 0.0))
-        self.rotation = turn @ self.rotation
-        self._up = turn @ self._up
+        k = math.atan2(s, up[2]) * gain / s
+        turn = _rodrigues(ax * k, ay * k, 0.0)
+        self._r = _mul(turn, self._r)
+        self._up = _apply(turn, self._up)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """Torso frame -> gravity-aligned frame (3, 3); its yaw is the integrated gyro's."""
+        return np.array(self._r).reshape(3, 3)
+
+    @rotation.setter
+    def rotation(self, r: np.ndarray) -> None:
+        self._r = tuple(float(v) for v in np.asarray(r, dtype=float).reshape(9))
 
     @property
     def yaw(self) -> float:
         """Integrated yaw (rad; relative, drifts)."""
-        r = self.rotation
-        return math.atan2(r[1, 0], r[0, 0])
+        return math.atan2(self._r[3], self._r[0])
 
     @property
     def roll(self) -> float:
         """Roll (rad) of the ZYX decomposition."""
-        r = self.rotation
-        return math.atan2(r[2, 1], r[2, 2])
+        return math.atan2(self._r[7], self._r[8])
 
     @property
     def pitch(self) -> float:
         """Pitch (rad) of the ZYX decomposition."""
-        r = self.rotation
-        return math.asin(max(-1.0, min(1.0, -r[2, 0])))
+        return math.asin(max(-1.0, min(1.0, -self._r[6])))
 
     @property
     def tilt(self) -> np.ndarray:
         """Torso frame -> level frame (the rotation with the yaw taken out)."""
-        c, s = math.cos(self.yaw), math.sin(self.yaw)
-        return np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]]) @ self.rotation
+        r = self._r
+        yaw = math.atan2(r[3], r[0])
+        c, s = math.cos(yaw), math.sin(yaw)
+        return np.array(
+            [
+                [c * r[0] + s * r[3], c * r[1] + s * r[4], c * r[2] + s * r[5]],
+                [c * r[3] - s * r[0], c * r[4] - s * r[1], c * r[5] - s * r[2]],
+                [r[6], r[7], r[8]],
+            ]
+        )
 
     @property
     def upright(self) -> float:
         """Cosine of the angle between the torso's z axis and up (1 = upright)."""
-        return float(self.rotation[2, 2])
+        return self._r[8]
 
 
-def _norm(v: np.ndarray) -> float:
-    """Length of a 3-vector: ``np.linalg.norm``'s value to the bit (the square root of the same BLAS dot
-    product ``v @ v``; a sum in Python rounds differently), without its overhead."""
-    return math.sqrt(float(v @ v))
-
-
-def _orthonormalise(r: np.ndarray) -> None:
-    """Re-orthonormalise a rotation matrix in place (Gram-Schmidt on the columns; cheap)."""
-    x = r[:, 0] / math.sqrt(float(r[:, 0] @ r[:, 0]))
-    y = r[:, 1] - float(x @ r[:, 1]) * x
-    y /= math.sqrt(float(y @ y))
-    r[:, 0], r[:, 1] = x, y
-    r[0, 2] = x[1] * y[2] - x[2] * y[1]
-    r[1, 2] = x[2] * y[0] - x[0] * y[2]
-    r[2, 2] = x[0] * y[1] - x[1] * y[0]
+def _orthonormalise(r: Mat) -> Mat:
+    """The rotation matrix nearest ``r`` that Gram-Schmidt on its columns gives (cheap; removes drift)."""
+    x0, x1, x2 = r[0], r[3], r[6]
+    n = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    x0, x1, x2 = x0 / n, x1 / n, x2 / n
+    d = x0 * r[1] + x1 * r[4] + x2 * r[7]
+    y0, y1, y2 = r[1] - d * x0, r[4] - d * x1, r[7] - d * x2
+    n = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+    y0, y1, y2 = y0 / n, y1 / n, y2 / n
+    return (
+        x0, y0, x1 * y2 - x2 * y1,
+        x1, y1, x2 * y0 - x0 * y2,
+        x2, y2, x0 * y1 - x1 * y0,
+    )  # fmt: skip
 
 
 def _wrap(a: float) -> float:
