@@ -58,7 +58,8 @@ __all__ = [
 _LIMIT_TOL = 1e-9  # rad
 _FK_TOL = 1e-7  # m / rad: IK answers are checked against FK to this
 _MAX_ITER = 60
-_Q1_TOL = 1e-10  # rad: first hip angle fixed point (the hip point moves < 1e-11 m)
+_Q1_TOL = 1e-8  # rad: first hip angle fixed point (the hip point, < 0.1 m off its axis, moves < 1e-9 m)
+_Q1_LINEAR = 1e-5  # rad: a secant step below this is taken on all the angles (see _solve_branch)
 
 
 class UnreachableError(ValueError):
@@ -435,11 +436,40 @@ def _three_axis(mn1: Vec, mn2: Vec, n: tuple[Vec, Vec, Vec], limits: tuple[tuple
     return best[1]
 
 
+_YXZ = ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0))  # hip pitch, roll, yaw axes of T1 and K1
+
+
+def _three_axis_yxz(mn1: Vec, mn2: Vec, limits: tuple[tuple[float, float], ...]) -> Vec:
+    """:func:`_three_axis` for the axes y, x, z (T1, K1): ``Ry(t0) Rx(t1) Rz(t2) == M`` read off ``M``.
+
+    ``M z = (cos t1 sin t0, -sin t1, cos t1 cos t0)`` gives t1 (two ways) and t0; ``Rx(-t1) Ry(-t0) M x =
+    (cos t2, sin t2, 0)`` gives t2. The two answers are chosen between as there.
+    """
+    t1a = math.asin(min(1.0, max(-1.0, -mn2[1])))
+    best = None
+    for t1 in (t1a, _wrap(math.pi - t1a)):
+        c1, s1 = math.cos(t1), math.sin(t1)
+        sign = 1.0 if c1 >= 0.0 else -1.0
+        t0 = math.atan2(sign * mn2[0], sign * mn2[2]) if abs(c1) > 1e-12 else 0.0
+        c0, s0 = math.cos(t0), math.sin(t0)
+        y, z = mn1[1], s0 * mn1[0] + c0 * mn1[2]  # Ry(-t0) M x, then Rx(-t1)
+        t2 = math.atan2(c1 * y + s1 * z, c0 * mn1[0] - s0 * mn1[2])
+        (lo0, hi0), (lo1, hi1), (lo2, hi2) = limits[:3]
+        violation = max(lo0 - t0, t0 - hi0, 0.0) + max(lo1 - t1, t1 - hi1, 0.0) + max(lo2 - t2, t2 - hi2, 0.0)
+        score = (violation, abs(t0) + abs(t1) + abs(t2))
+        if best is None or score < best[0]:
+            best = (score, (t0, t1, t2))
+    assert best is not None
+    return best[1]
+
+
 # ---------------------------------------------------------------------------
 # one leg, on plain floats: a foot pose is ``(position, rows of its rotation)``
 
 Rows = tuple[Vec, Vec, Vec]
-_HINTS: dict[int, float] = {}  # id(leg) -> last first hip angle, to start the next solve from (T1, K1)
+# id(leg) -> the last first hip angle and the slope of its fixed-point residual there, to start the next
+# solve from (T1, K1: feet move little per cycle, so one secant step from there mostly converges)
+_HINTS: dict[int, tuple[float, float]] = {}
 
 
 def _branch_at(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], q1: float) -> tuple[tuple[float, ...], str]:
@@ -459,30 +489,44 @@ def _branch_at(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], q1: 
     v2 = _turn(_turn(_turn(ax[2], ax[3], -q4), ax[4], -q5), ax[5], -q6)
     mn1 = (_dotf(r0, v1), _dotf(r1, v1), _dotf(r2, v1))
     mn2 = (_dotf(r0, v2), _dotf(r1, v2), _dotf(r2, v2))
-    return (*_three_axis(mn1, mn2, ax[:3], leg.limits[:3]), q4, q5, q6), why
+    hip = _three_axis_yxz(mn1, mn2, leg.limits) if ax[:3] == _YXZ else _three_axis(mn1, mn2, ax[:3], leg.limits[:3])
+    return (*hip, q4, q5, q6), why
 
 
 def _solve_branch(
-    leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], hint: float = 0.0
-) -> tuple[tuple[float, ...], str]:
+    leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], hint: tuple[float, float] = (0.0, -1.0)
+) -> tuple[tuple[float, ...], str, float, bool]:
+    """One branch's angles, why it fails (if so), the slope of the first hip angle's residual, and whether
+    the answer is exact by construction: in reach, the first hip angle converged, and hip axes that reach any
+    rotation (y, x, z: T1, K1; the Nao's tilted hip does not, so its answers are checked against FK)."""
     if leg.hip_fixed:  # hip axis 1 passes through the hip point (Nao): closed form in one pass
-        return _branch_at(leg, pf, rows, branch, 0.0)
+        q, why = _branch_at(leg, pf, rows, branch, 0.0)
+        return q, why, -1.0, False
     # Hip axis 1 misses the hip point (T1, K1: the hip point sits on a circle about the hip pitch
-    # axis): solve g(q1) = hip1(q1) - q1 = 0 by secant steps (each closed form), starting with one
-    # fixed-point step from ``hint`` (the last answer: one or two steps when feet move a little per cycle).
-    x0 = hint
+    # axis): solve g(q1) = hip1(q1) - q1 = 0 by secant steps (each closed form), starting from ``hint``
+    # (the last answer and the residual's slope there: mostly one step when feet move a little per cycle).
+    # Close to the root the last secant step is taken on all six angles at once (linear in q1 there:
+    # their error is second order in a step below _Q1_LINEAR), which saves one more closed-form pass.
+    x0, slope = hint
     q, why = _branch_at(leg, pf, rows, branch, x0)
     g0 = _wrap(q[0] - x0)
-    x1 = x0 + g0
+    x1 = x0 - g0 / slope
+    converged = abs(g0) < _Q1_TOL
     for _ in range(_MAX_ITER):
-        if abs(g0) < _Q1_TOL:
+        if converged:
             break
-        q, why = _branch_at(leg, pf, rows, branch, x1)
+        q0, (q, why) = q, _branch_at(leg, pf, rows, branch, x1)
         g1 = _wrap(q[0] - x1)
-        if abs(g1) < _Q1_TOL or g1 == g0:
+        if g1 == g0:
             break
-        x0, x1, g0 = x1, x1 - g1 * (x1 - x0) / (g1 - g0), g1
-    return q, why
+        slope = (g1 - g0) / (x1 - x0)
+        converged = abs(g1) < _Q1_TOL
+        if not converged and abs(g1) < _Q1_LINEAR:
+            f = -g1 / slope / (x1 - x0)
+            q = tuple(a + _wrap(a - b) * f for a, b in zip(q, q0, strict=True))
+            converged = True
+        x0, x1, g0 = x1, x1 - g1 / slope, g1
+    return q, why, slope, converged and not why and leg.axes[:3] == _YXZ
 
 
 def _chain_error(leg: _Leg, q: tuple[float, ...], pf: Vec, rows: Rows) -> float:
@@ -510,19 +554,20 @@ def _solve(leg: _Leg, pf: Vec, rows: Rows, within_limits: bool = True) -> tuple[
     even if it leaves a joint's range (the caller clamps; the walk does this every cycle).
     """
     best = None
-    hint = _HINTS.get(id(leg), 0.0)
+    hint = _HINTS.get(id(leg), (0.0, -1.0))
     for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
-        q, why = _solve_branch(leg, pf, rows, branch, hint)
-        err = _chain_error(leg, q, pf, rows)
+        q, why, slope, exact = _solve_branch(leg, pf, rows, branch, hint)
+        err = 0.0 if exact and math.isfinite(q[0]) else _chain_error(leg, q, pf, rows)
         violation = sum(_violation(x, lim) for x, lim in zip(q, leg.limits, strict=True)) if within_limits else 0.0
         score = (err > _FK_TOL, violation)
         if best is None or score < best[0]:
-            best = (score, q, why if err > _FK_TOL else '')
+            best = (score, q, why if err > _FK_TOL else '', slope)
         if score == (False, 0.0):
             break
     assert best is not None
     if not best[0][0] and math.isfinite(best[1][0]):
-        _HINTS[id(leg)] = best[1][0]
+        slope = best[3] if math.isfinite(best[3]) and -2.0 < best[3] < -0.5 else -1.0
+        _HINTS[id(leg)] = (best[1][0], slope)
     return best[1], best[2] or ('' if not best[0][0] else 'no exact solution (numerically out of reach)')
 
 
