@@ -94,6 +94,10 @@ def _wrap(a: np.ndarray) -> np.ndarray:
     return (a + np.pi) % (2 * np.pi) - np.pi
 
 
+def _wrap_f(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
 class SelfLocator:
     """Particle filter for the torso pose.
 
@@ -330,18 +334,13 @@ class SelfLocator:
     def _take_exact_fit(self, obs: LevelObservations) -> bool:
         """Fuse the rigid fit of two or more landmarks into the estimate; False when there is no good fit."""
         pr = self.p
-        known = [i for i, n in enumerate(obs.landmark_names) if n in self.field.landmarks]
-        if len(known) < 2:
+        fit = self._exact_fit(obs)
+        if fit is None:
             return False
-        fit = self.candidates(obs)
-        if len(fit) != 1:
-            return False  # the landmarks lie too close together for a heading
-        ll, count = self._log_likelihood(fit, obs)
-        score = float(ll[0]) / count
+        z, score = fit
         if score < pr.exact_fit_score:
             return False  # something seen does not fit (a wrong name, a bad camera pose): the particles judge
         r = (pr.exact_sigma_xy**2, pr.exact_sigma_xy**2, pr.exact_sigma_yaw**2)
-        z = fit[0]
         if self._estimate is None or not self.resting:
             self._estimate = (z.copy(), np.diag(r), 1.0)
         else:
@@ -363,6 +362,45 @@ class SelfLocator:
         self.resting = True
         self.fits += 1
         return True
+
+    def _exact_fit(self, obs: LevelObservations) -> tuple[np.ndarray, float] | None:
+        """The weighted rigid fit of the seen landmarks and its per-observation log-likelihood, as
+        :meth:`candidates` and :meth:`_log_likelihood` compute them, on plain floats (a See has a few
+        landmarks: numpy's per-call cost was most of the work); None without two landmarks apart."""
+        pr, marks = self.p, self.field.landmarks
+        seen = [(marks[n], o) for n, o in zip(obs.landmark_names, obs.landmarks.tolist(), strict=True) if n in marks]
+        if len(seen) < 2:
+            return None
+        fx = [float(f[0]) for f, _ in seen]
+        fy = [float(f[1]) for f, _ in seen]
+        if max(max(fx) - min(fx), max(fy) - min(fy)) <= 0.5:
+            return None  # the landmarks lie too close together for a heading
+        ox = [o[0] for _, o in seen]
+        oy = [o[1] for _, o in seen]
+        d_obs = [math.hypot(x, y) for x, y in zip(ox, oy, strict=True)]
+        sd = [pr.sigma_distance + pr.sigma_distance_rel * d for d in d_obs]
+        w = [1.0 / (v * v) for v in sd]
+        total = sum(w)
+        w = [v / total for v in w]
+        fcx, fcy = sum(a * b for a, b in zip(w, fx, strict=True)), sum(a * b for a, b in zip(w, fy, strict=True))
+        ocx, ocy = sum(a * b for a, b in zip(w, ox, strict=True)), sum(a * b for a, b in zip(w, oy, strict=True))
+        h00 = h01 = h10 = h11 = 0.0
+        for wi, a, b, c, d in zip(w, ox, oy, fx, fy, strict=True):
+            a, b, c, d = wi * (a - ocx), wi * (b - ocy), c - fcx, d - fcy
+            h00, h01, h10, h11 = h00 + a * c, h01 + a * d, h10 + b * c, h11 + b * d
+        yaw = math.atan2(h01 - h10, h00 + h11)
+        c, s = math.cos(yaw), math.sin(yaw)
+        x, y = fcx - (c * ocx - s * ocy), fcy - (s * ocx + c * ocy)
+        ll = 0.0
+        for a, b, dist, sdi, ox_i, oy_i in zip(fx, fy, d_obs, sd, ox, oy, strict=True):
+            dx, dy = a - x, b - y
+            e_d = (math.hypot(dx, dy) - dist) / sdi
+            e_b = _wrap_f(math.atan2(dy, dx) - yaw - math.atan2(oy_i, ox_i)) / pr.sigma_bearing
+            ll += math.log(math.exp(-0.5 * (e_d * e_d + e_b * e_b)) + pr.outlier)
+        f = self.field
+        off = max(abs(x) - f.half_length - f.border, 0.0) + max(abs(y) - f.half_width - f.border, 0.0)
+        k = len(seen)
+        return np.array([x, y, yaw]), (ll - 50.0 * off * k) / k
 
     def _wake(self) -> None:
         """Put the resting particles back around the estimate, as wide as its covariance."""

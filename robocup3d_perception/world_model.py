@@ -233,11 +233,15 @@ class WorldModel:
         return then[1], then[2], then[3], (c * dx + s * dy, -s * dx + c * dy, yaw1 - yaw0)
 
     def _update_height(self, level: LevelObservations) -> None:
-        known = [i for i, n in enumerate(level.landmark_names) if n in self.field.landmarks]
-        if not known:
+        marks = self.field.landmarks
+        heights = [
+            float(marks[n][2]) - seen[2]
+            for n, seen in zip(level.landmark_names, level.landmarks.tolist(), strict=True)
+            if n in marks
+        ]
+        if not heights:
             return
-        f = self.field.landmark_array([level.landmark_names[i] for i in known])
-        z = float(np.mean(f[:, 2] - level.landmarks[known, 2]))
+        z = sum(heights) / len(heights)
         self.torso_z = z if self.last_landmarks is None else 0.7 * self.torso_z + 0.3 * z
         self.last_landmarks = self.time
 

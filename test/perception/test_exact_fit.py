@@ -91,3 +91,27 @@ def test_sees_without_a_fit_wake_the_particles_around_the_estimate() -> None:
     assert woken and all(woken)
     assert max(errors[200:260]) < 0.3, max(errors[200:260])
     assert wm.locator.resting and np.median(errors[300:]) < 0.05
+
+
+def test_the_plain_float_fit_is_the_particle_filters_candidate_and_likelihood() -> None:
+    """The exact path's fit and score (plain floats) equal :meth:`SelfLocator.candidates` and
+    :meth:`SelfLocator._log_likelihood` (numpy) on every See of the walk."""
+    wm = _model(True)
+    checked = []
+
+    def compare(i: int, inp: object) -> object:
+        level = wm.last_level
+        if level is not None and (not checked or checked[-1] is not level):
+            checked.append(level)
+            fit = wm.locator._exact_fit(level)
+            cands = wm.locator.candidates(level)
+            if fit is None:
+                assert len(cands) != 1 or sum(n in wm.field.landmarks for n in level.landmark_names) < 2
+            else:
+                ll, count = wm.locator._log_likelihood(cands, level)
+                assert np.allclose(fit[0], cands[0], atol=1e-9), (fit[0], cands[0])
+                assert abs(fit[1] - ll[0] / count) < 1e-9
+        return inp
+
+    _walk(wm, compare)
+    assert len(checked) > 100
