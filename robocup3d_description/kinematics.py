@@ -267,6 +267,7 @@ class _Leg:
     uwe: tuple[tuple[float, float, float], ...] = ()  # u, w, e as plain floats
     hip_fixed: bool = False  # hip axis 1 passes through the hip point (Nao): the first hip angle does not move it
     hip_matchable: bool = False  # hip pitch, knee, ankle pitch parallel, no side offsets: a shared hip in closed form
+    hip_rho: float = 1.0  # |n0 . M n2| the three hip axes can reach (see _three_axis); 1: any rotation
 
 
 def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
@@ -338,6 +339,7 @@ def _leg(body: Body, side: str) -> _Leg:
         tuple(tuple(float(x) for x in vec) for vec in (u, w, e)),
         bool(np.linalg.norm(hip1 - float(hip1 @ a[0]) * a[0]) < 1e-12),
         abs(abs(float(a[2] @ a[3])) - 1.0) < 1e-9 and abs(u[1] + w[1] - e[1]) < 1e-12,
+        math.hypot(float(a[0] @ a[2]), float(a[0] @ np.cross(a[1], a[2]))),
     )
 
 
@@ -489,7 +491,12 @@ def _branch_at(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], q1: 
     v2 = _turn(_turn(_turn(ax[2], ax[3], -q4), ax[4], -q5), ax[5], -q6)
     mn1 = (_dotf(r0, v1), _dotf(r1, v1), _dotf(r2, v1))
     mn2 = (_dotf(r0, v2), _dotf(r1, v2), _dotf(r2, v2))
-    hip = _three_axis_yxz(mn1, mn2, leg.limits) if ax[:3] == _YXZ else _three_axis(mn1, mn2, ax[:3], leg.limits[:3])
+    if ax[:3] == _YXZ:
+        hip = _three_axis_yxz(mn1, mn2, leg.limits)
+    else:
+        hip = _three_axis(mn1, mn2, ax[:3], leg.limits[:3])
+        if abs(_dotf(ax[0], mn2)) > leg.hip_rho + 1e-12 and not why:  # _three_axis clamped: not this rotation
+            why = 'the hip cannot turn the foot that way'
     return (*hip, q4, q5, q6), why
 
 
@@ -497,11 +504,11 @@ def _solve_branch(
     leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], hint: tuple[float, float] = (0.0, -1.0)
 ) -> tuple[tuple[float, ...], str, float, bool]:
     """One branch's angles, why it fails (if so), the slope of the first hip angle's residual, and whether
-    the answer is exact by construction: in reach, the first hip angle converged, and hip axes that reach any
-    rotation (y, x, z: T1, K1; the Nao's tilted hip does not, so its answers are checked against FK)."""
+    the answer is exact by construction: every closed-form step in reach (else ``why`` says which was not)
+    and the first hip angle converged."""
     if leg.hip_fixed:  # hip axis 1 passes through the hip point (Nao): closed form in one pass
         q, why = _branch_at(leg, pf, rows, branch, 0.0)
-        return q, why, -1.0, False
+        return q, why, -1.0, not why
     # Hip axis 1 misses the hip point (T1, K1: the hip point sits on a circle about the hip pitch
     # axis): solve g(q1) = hip1(q1) - q1 = 0 by secant steps (each closed form), starting from ``hint``
     # (the last answer and the residual's slope there: mostly one step when feet move a little per cycle).
@@ -526,7 +533,7 @@ def _solve_branch(
             q = tuple(a + _wrap(a - b) * f for a, b in zip(q, q0, strict=True))
             converged = True
         x0, x1, g0 = x1, x1 - g1 / slope, g1
-    return q, why, slope, converged and not why and leg.axes[:3] == _YXZ
+    return q, why, slope, converged and not why
 
 
 def _chain_error(leg: _Leg, q: tuple[float, ...], pf: Vec, rows: Rows) -> float:
