@@ -2,8 +2,8 @@
 
 The robot (T1 or K1, one walk set) turns in place for ``--seconds``; every monitor scene gives the torso's and
 both feet's world poses (a foot: the deepest transform of its leg, near the ground). A foot is on the ground while
-its link is within ``--ground`` m of its lowest height. Printed: the torso's turn rate after ``--skip`` s, each
-foot's mean yaw change per stance (on the ground: slip, the body's turn lost) and per swing (in the air), and the
+its link is within ``--ground`` m of its lowest height. Printed, after ``--skip`` s: the torso's turn rate, each
+foot's turn rate split into what it turned on the ground (slip: the body's turn lost) and in the air, and the
 share of the time both feet are down.
 
     PYTHONPATH=. python bench/trace_turn.py [--robot T1] [--walk-config F] [--set positioning]
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -82,23 +81,22 @@ def record(robot: str, walk_config: str, walk_set: str, seconds: float) -> list[
 
 
 def summary(rows: list[dict[str, float]], skip: float, ground: float) -> dict[str, float]:
-    """Torso turn rate (deg/s), per-foot yaw per stance and per swing (deg), share of double support."""
+    """Torso turn rate, and each foot's turn split into on the ground (slip) and in the air (deg/s), both feet
+    down (share of the time). A foot's turn between two scenes counts on the ground when it was down at both."""
     t = np.array([r['t'] for r in rows]) - rows[0]['t']
     keep = t >= skip
+    span = float(t[keep][-1] - t[keep][0])
     torso = np.degrees(np.unwrap([r['yaw'] for r in rows]))
-    out = {'turn_deg_s': float(np.polyfit(t[keep], torso[keep], 1)[0])}
+    out = {'torso_deg_s': float(np.polyfit(t[keep], torso[keep], 1)[0])}
     down = {}
     for side in 'lr':
         yaw = np.degrees(np.unwrap([r[f'{side}yaw'] for r in rows]))[keep]
         z = np.array([r[f'{side}z'] for r in rows])[keep]
         down[side] = z < z.min() + ground
-        edges = np.flatnonzero(np.diff(down[side].astype(int))) + 1  # where the foot lands or lifts
-        stance, swing = [], []
-        for a, b in pairwise(edges):
-            (stance if down[side][a] else swing).append(yaw[b - 1] - yaw[a])
-        out[f'{side}_stance_deg'] = float(np.mean(stance)) if stance else math.nan
-        out[f'{side}_swing_deg'] = float(np.mean(swing)) if swing else math.nan
-        out[f'{side}_steps'] = len(swing)
+        planted = down[side][:-1] & down[side][1:]
+        turn = np.diff(yaw)
+        out[f'{side}_ground_deg_s'] = float(turn[planted].sum() / span)
+        out[f'{side}_air_deg_s'] = float(turn[~planted].sum() / span)
     out['double_support'] = float(np.mean(down['l'] & down['r']))
     return out
 
@@ -155,7 +153,7 @@ def main() -> None:
     ap.add_argument('--set', default='', help='walk set (default: the robot default)')
     ap.add_argument('--seconds', type=float, default=8.0)
     ap.add_argument('--skip', type=float, default=3.0, help='s of the start left out')
-    ap.add_argument('--ground', type=float, default=0.008, help='m above its lowest a foot counts as down')
+    ap.add_argument('--ground', type=float, default=0.012, help='m above its lowest a foot counts as down')
     ap.add_argument('--creep', action='store_true', help='the contact creep test (no server)')
     args = ap.parse_args()
     if args.creep:
@@ -163,7 +161,7 @@ def main() -> None:
         return
     rows = record(args.robot, args.walk_config, args.set, args.seconds)
     for key, value in summary(rows, args.skip, args.ground).items():
-        print(f'{key:16s} {value:8.2f}' if isinstance(value, float) else f'{key:16s} {value:8d}')
+        print(f'{key:16s} {value:8.2f}')
 
 
 if __name__ == '__main__':
