@@ -15,6 +15,11 @@ frame on the ground under the torso (x forward, the torso's heading):
 * forward, the body passes over the support foot on the same pendulum
   (x(t) ~ sinh((t - T/2)/Tc)), blended with a constant speed by ``lipm_x``.
 
+Turning, a foot keeps its yaw while it is on the ground (``yaw_margin``): the swing foot turns with the
+support foot near either end of its swing and makes its own turn in the air, so that two planted soles never
+twist against each other (RCSSServerMJ's T1 feet creep under any yaw torque); ``spin_speed`` makes that a gait
+of turns in place, with their own limit ``spin_wz``.
+
 Commands are limited per step in size and change (``max_*``, ``accel_*``), so starts,
 stops and direction changes are smooth; a stop finishes the step with the feet side by
 side. Feedback: the torso's pitch and roll rates (gyro) and tilt shift the ankles and
