@@ -15,6 +15,11 @@ frame on the ground under the torso (x forward, the torso's heading):
 * forward, the body passes over the support foot on the same pendulum
   (x(t) ~ sinh((t - T/2)/Tc)), blended with a constant speed by ``lipm_x``.
 
+Turning, a foot keeps its yaw while it is on the ground (``yaw_margin``): the swing foot turns with the
+support foot near either end of its swing and makes its own turn in the air, so that two planted soles never
+twist against each other (RCSSServerMJ's T1 feet creep under any yaw torque); ``spin_speed`` makes that a gait
+of turns in place, with their own limit ``spin_wz``.
+
 Commands are limited per step in size and change (``max_*``, ``accel_*``), so starts,
 stops and direction changes are smooth; a stop finishes the step with the feet side by
 side. Feedback: the torso's pitch and roll rates (gyro) and tilt shift the ankles and
@@ -43,7 +48,18 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.body import Body
 from robocup3d_description.kinematics import UnreachableError, legs_ik
 
-__all__ = ['ANGLE_PARAMS', 'KickSwing', 'WalkEngine', 'WalkParams', 'stop_speed', 'top_vx', 'walk_params', 'walk_sets']
+__all__ = [
+    'ANGLE_PARAMS',
+    'KickSwing',
+    'WalkEngine',
+    'WalkParams',
+    'in_place',
+    'stop_speed',
+    'top_vx',
+    'top_wz',
+    'walk_params',
+    'walk_sets',
+]
 
 G = 9.81
 START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
@@ -90,6 +106,17 @@ class WalkParams:
     # crouching (other starts wait for the whole ramp; see config/walk.yaml for what it gained).
     launch_blend: float = 1.0
     turn_scale: float = 1.0  # foot yaw per commanded turn (the soles twist and slip: > 1 makes up for it)
+    # Part of the swing at each end (0..0.45) in which the swing foot's yaw stays put on the ground (it turns
+    # with the support foot, relative to the body); its own turn comes in the swing's middle, in the air.
+    # -1: the yaw of before (the swing foot's yaw from start to target over the whole swing, twisting the
+    # soles against each other while both are down).
+    yaw_margin: float = -1.0
+    # Turns in place: a step (or command) is one as far as its translation speed is below ``spin_speed`` (m/s;
+    # fully at 0, not at all from spin_speed on). Its swing foot's yaw follows ``yaw_margin`` as far as it is
+    # one, else the yaw of before (0: yaw_margin for every step); its turn limit goes from ``max_wz`` to
+    # ``spin_wz`` (rad/s; 0: max_wz).
+    spin_speed: float = 0.0
+    spin_wz: float = 0.0
     sole_x_back: float = 0.0  # m the feet move forward per m/s of backward speed (CoM behind them)
     sole_x_fwd: float = 0.0  # m the feet move back per m/s of forward speed (CoM ahead of them)
     heading_gain: float = 0.0  # rad/s of turn per rad of heading drift (gyro) while not told to turn
@@ -121,7 +148,7 @@ class WalkParams:
     fast: WalkParams | None = None
 
 
-ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w'}
+ANGLE_PARAMS = {'torso_pitch', 'max_wz', 'accel_w', 'spin_wz'}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +246,20 @@ def top_vx(p: WalkParams, vy: float = 0.0, wz: float = 0.0) -> float:
     if p.fast is None or p.fast.max_vx == p.max_vx:
         return p.max_vx
     return p.max_vx + _straight(p, vy, wz) * (p.fast.max_vx - p.max_vx)
+
+
+def in_place(p: WalkParams, vx: float, vy: float) -> float:
+    """How far a motion at (``vx``, ``vy``) m/s is a turn in place (0..1; 0 without ``spin_speed``)."""
+    if p.spin_speed <= 0.0:
+        return 0.0
+    return _limit(1.0 - math.hypot(vx, vy) / p.spin_speed, 0.0, 1.0)
+
+
+def top_wz(p: WalkParams, vx: float, vy: float) -> float:
+    """The turn limit (rad/s) at a translation (``vx``, ``vy``): ``spin_wz`` in place, ``max_wz`` on the move."""
+    if p.spin_wz <= 0.0:
+        return p.max_wz
+    return p.max_wz + in_place(p, vx, vy) * (p.spin_wz - p.max_wz)
 
 
 def stop_speed(p: WalkParams, dist: float) -> float:
@@ -399,13 +440,14 @@ class WalkEngine:
         p = self.params
         vals = [v if math.isfinite(v) else 0.0 for v in (vx, vy, wz)]
         vy = _limit(vals[1], -p.max_vy, p.max_vy)
-        wz = _limit(vals[2], -p.max_wz, p.max_wz)
+        wz_max = top_wz(p, _limit(vals[0], p.min_vx, p.max_vx), vy)
+        wz = _limit(vals[2], -wz_max, wz_max)
         top = top_vx(p, vy, wz)
         vx = _limit(vals[0], p.min_vx, top)
         if p.combo_limit > 0.0:  # a blend of motions, each near its limit, within an ellipsoid (or diamond)
             vx_max = top if vx >= 0.0 else -p.min_vx
             e = p.combo_power
-            parts = ((vx, vx_max), (vy, p.max_vy), (wz, p.max_wz))
+            parts = ((vx, vx_max), (vy, p.max_vy), (wz, wz_max))
             norm = sum(abs(v / m) ** e for v, m in parts if m > 0.0) ** (1.0 / e)
             if norm > p.combo_limit:
                 k = p.combo_limit / norm
@@ -568,18 +610,43 @@ class WalkEngine:
         feet[self.support] = _Foot(
             x0 + (x1 - x0) * frac, y0 + (y1 - y0) * phase, w0 + (w1 - w0) * phase, 0.0, p.toe_push * roll
         )
+        turned = feet[self.support].yaw - self._start[self.support][2]  # the support foot's turn so far
         (x0, y0, w0), (x1, y1, w1) = self._start[swing], self._target[swing]
         s = _smooth(swing_s)
         lift = math.sin(math.pi * swing_s) ** 2
         back = self._lift_pitch * (1.0 - _smooth(2.0 * swing_s))  # from the push-off, flat again half way
         kx, kz = self._kick.offset(swing_s) if self._kick is not None else (0.0, 0.0)
         feet[swing] = _Foot(
-            x0 + (x1 - x0) * s + kx, y0 + (y1 - y0) * s, w0 + (w1 - w0) * s, p.step_height * lift + kz, back
+            x0 + (x1 - x0) * s + kx,
+            y0 + (y1 - y0) * s,
+            self._swing_yaw(w0, w1, turned, swing_s),
+            p.step_height * lift + kz,
+            back,
         )
         shape = (1.0 - math.cosh(u) / math.cosh(self._half)) / (1.0 - 1.0 / math.cosh(self._half))
         amp = p.sway + (self._kick.sway if self._kick is not None else 0.0)
         sway = (1.0 if self.support == 'l' else -1.0) * amp * shape
         return feet, sway
+
+    def _swing_yaw(self, w0: float, w1: float, turned: float, swing_s: float) -> float:
+        """The swing foot's yaw (relative to the body) at ``swing_s`` of its swing, from ``w0`` to ``w1``.
+
+        With ``yaw_margin`` >= 0 the foot turns with the support foot (``turned`` so far, relative to the body)
+        while it is near the ground, so that two planted soles never twist against each other, and makes its
+        own turn in the air: at the step's end it is at ``w1`` whatever the support foot did. With
+        ``spin_speed`` that holds for a step in place, fading into the yaw of before as the step moves.
+        """
+        p = self.gait
+        before = w0 + (w1 - w0) * _smooth(swing_s)
+        if p.yaw_margin < 0.0:
+            return before
+        m = min(p.yaw_margin, 0.45)
+        support = self._target[self.support][2] - self._start[self.support][2]  # its whole turn in this step
+        air = _smooth((swing_s - m) / (1.0 - 2.0 * m))
+        planted = w0 + turned + (w1 - w0 - support) * air
+        if p.spin_speed <= 0.0:
+            return planted
+        return before + in_place(p, self.speed[0], self.speed[1]) * (planted - before)
 
     def _targets(self, gyro: tuple[float, float, float] | None, pitch: float) -> dict[str, float]:
         p = self.gait

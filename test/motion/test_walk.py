@@ -17,8 +17,10 @@ from robocup3d_motion.walk import (
     WalkEngine,
     WalkParams,
     boost_weight,
+    in_place,
     stop_speed,
     top_vx,
+    top_wz,
     walk_params,
     walk_sets,
 )
@@ -122,6 +124,68 @@ def test_support_foot_moves_back_by_one_step_per_period() -> None:
         eng.step(DT)
     x1 = _level(_sole(body, side, eng.last), p.torso_pitch)[0]
     assert x0 - x1 == pytest.approx(0.3 * (p.period - DT), abs=4e-3)
+
+
+@pytest.mark.parametrize('margin', [0.0, 0.3])
+def test_turning_a_foot_near_the_ground_keeps_its_yaw_and_turns_in_the_air(margin: float) -> None:
+    """With ``yaw_margin``, the swing foot turns with the support foot (so both keep their yaw on the ground,
+    the body turning over them) except in the middle of its swing, and lands at its target all the same."""
+    p = replace(_sets('T1')['positioning'], gyro_pitch=0.0, gyro_roll=0.0, accel_w=10.0, yaw_margin=margin, spin_wz=0.0)
+    eng = WalkEngine(body_for('T1'), p)
+    eng.blend = 1.0
+    eng.set_command(0.0, 0.0, p.max_wz)
+    for _ in range(50):  # steady turning
+        eng.step(DT)
+    ds = p.double_support * max(0.0, 1.0 - abs(eng.speed[2]) / p.max_wz)
+    checked = landed = 0
+    prev = None
+    for _ in range(round(4 * p.period / DT)):
+        steps = eng.steps
+        eng.step(DT)
+        feet, _ = eng._feet_now()
+        swing = 'l' if eng.support == 'r' else 'r'
+        s = min(1.0, max(0.0, (eng.t_in_step / eng._period - ds / 2) / (1 - ds)))  # how far the swing is
+        near = -1 if s <= margin else 1 if s >= 1.0 - margin else 0  # near the ground: at its start or end
+        now = (eng.steps, near, feet[swing].yaw - feet[eng.support].yaw)
+        if eng.steps != steps:  # a step began: the swing foot landed where the step before aimed it
+            landed += 1
+            assert eng.feet[eng.support].yaw == pytest.approx(eng._start[eng.support][2])
+        elif prev is not None and prev[:2] == now[:2] and near:
+            checked += 1  # near the ground: the soles keep their yaw against each other
+            assert now[2] == pytest.approx(prev[2], abs=1e-9)
+        prev = now
+    assert landed >= 3
+    assert checked >= (8 if margin else 0)
+    assert abs(eng.speed[2]) == pytest.approx(p.max_wz)
+
+
+def test_a_turn_in_place_takes_its_own_limit_and_yaw_schedule_a_moving_one_the_sets() -> None:
+    """``spin_wz`` limits a turn in place, ``max_wz`` one on the move (fading in between, over ``spin_speed``);
+    a step in place takes the ``yaw_margin`` schedule, a moving one the swing foot's yaw of before."""
+    base = replace(_sets('T1')['positioning'], combo_limit=1.0, yaw_margin=0.3, spin_speed=0.0, spin_wz=0.0)
+    p = replace(base, spin_speed=0.1, spin_wz=2.0 * base.max_wz)
+    assert in_place(p, 0.0, 0.0) == 1.0
+    assert in_place(p, 0.03, 0.04) == pytest.approx(0.5)
+    assert in_place(p, 0.2, 0.0) == 0.0
+    assert in_place(base, 0.0, 0.0) == 0.0  # no spin_speed: no turn in place of its own
+    assert top_wz(p, 0.0, 0.0) == pytest.approx(p.spin_wz)
+    assert top_wz(p, 0.05, 0.0) == pytest.approx(1.5 * base.max_wz)
+    assert top_wz(p, 0.3, 0.0) == pytest.approx(base.max_wz)
+    assert top_wz(base, 0.0, 0.0) == pytest.approx(base.max_wz)
+    eng = WalkEngine(body_for('T1'), p)
+    eng.set_command(0.0, 0.0, 10.0)
+    assert eng.command == (0.0, 0.0, pytest.approx(p.spin_wz))  # in place: its own limit, not cut by the blend
+    eng.set_command(0.3, 0.0, 10.0)
+    assert abs(eng.command[2]) < base.max_wz  # on the move: the set's, cut further by the blend of motions
+    eng.speed, eng.support = (0.0, 0.0, p.max_wz), 'l'
+    eng._start = {'l': (0.0, 0.0, 0.1), 'r': (0.0, 0.0, -0.1)}
+    eng._target = {'l': (0.0, 0.0, -0.1), 'r': (0.0, 0.0, 0.1)}
+    before = -0.1 + 0.2 * (0.5 - 0.5 * math.cos(math.pi * 0.2))  # the yaw of before at 0.2 of the swing
+    assert eng._swing_yaw(-0.1, 0.1, -0.04, 0.2) == pytest.approx(-0.14)  # in place: turns with the support foot
+    eng.speed = (0.05, 0.0, p.max_wz)
+    assert eng._swing_yaw(-0.1, 0.1, -0.04, 0.2) == pytest.approx(0.5 * (before - 0.14))
+    eng.speed = (0.3, 0.0, p.max_wz)
+    assert eng._swing_yaw(-0.1, 0.1, -0.04, 0.2) == pytest.approx(before)
 
 
 def test_toe_push_off_rolls_the_support_foot_over_its_toe_joint_with_the_toe_flat() -> None:
