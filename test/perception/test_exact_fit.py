@@ -8,31 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
+from t1_walk import walk_cycles
 
-from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_description.body import body_for
 from robocup3d_perception.field import field_for
-from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.particle_filter import LocatorParameters
 from robocup3d_perception.world_model import WorldModel
-
-WALK = Path(__file__).resolve().parents[1] / 'data' / 't1_walk_forward.txt'
 
 
 def _walk(wm: WorldModel, change=None) -> list[float]:
     """Position errors (m) per cycle once localized; ``change(i, inp)`` may alter cycle i's input."""
     errors = []
-    for i, line in enumerate(WALK.read_text().splitlines()):
-        try:
-            p = parse_percept(line, 'mujoco')
-        except PerceptParseError:
-            continue
-        if p.time is None:
-            continue
-        inp = cycle_input(p)
+    for i, p, inp in walk_cycles():
         state = wm.update(change(i, inp) if change else inp)
         if wm.last_landmarks is not None and p.torso_position is not None:
             errors.append(math.hypot(state.pose.x - p.torso_position[0], state.pose.y - p.torso_position[1]))

@@ -9,20 +9,18 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from t1_walk import WALK, walk_cycles
 
-from robocup3d_bridge.perception import PerceptParseError, parse_percept
+from robocup3d_bridge.perception import parse_percept
 from robocup3d_description.body import body_for
 from robocup3d_perception.field import field_for
 from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import LevelObservations
 from robocup3d_perception.vision_geometry import shift_level
 from robocup3d_perception.world_model import WorldModel
-
-WALK = Path(__file__).resolve().parents[1] / 'data' / 't1_walk_forward.txt'
 
 
 def _replay(delay_cycles: int, drop_every: int = 0) -> tuple[list[float], list[float]]:
@@ -31,14 +29,7 @@ def _replay(delay_cycles: int, drop_every: int = 0) -> tuple[list[float], list[f
     wm = WorldModel(body_for('T1'), field_for('mujoco', 'ssim'), use_lines=False)
     late: list[tuple[float, object]] = []
     errors, times = [], []
-    for i, line in enumerate(WALK.read_text().splitlines()):
-        try:
-            p = parse_percept(line, 'mujoco')
-        except PerceptParseError:
-            continue
-        if p.time is None:
-            continue
-        inp = cycle_input(p)
+    for i, p, inp in walk_cycles():
         if not (drop_every and i % drop_every == 0):
             state = wm.update(dataclasses.replace(inp, vision=None))
             times.append(state.time)
