@@ -338,7 +338,7 @@ class SelfLocator:
         if fit is None:
             return False
         z, score = fit
-        if score < pr.exact_fit_score:
+        if not score >= pr.exact_fit_score or not math.isfinite(float(z.sum())):  # NaN-safe
             return False  # something seen does not fit (a wrong name, a bad camera pose): the particles judge
         r = (pr.exact_sigma_xy**2, pr.exact_sigma_xy**2, pr.exact_sigma_yaw**2)
         if self._estimate is None or not self.resting:

@@ -104,3 +104,17 @@ def test_the_plain_float_fit_is_the_particle_filters_candidate_and_likelihood() 
 
     _walk(wm, compare)
     assert len(checked) > 100
+
+
+def test_a_see_with_a_non_finite_landmark_is_not_taken_as_a_fit() -> None:
+    """A landmark at NaN in the level frame (nothing upstream should let one through, but the locator must
+    not trust it): no fit is taken from that See and the estimate stays finite."""
+    wm = _model(True)
+    _walk(wm)
+    level, fits = wm.last_level, wm.locator.fits
+    marks = np.array(level.landmarks, dtype=float)
+    marks[0, 0] = float('nan')
+    wm.locator.update(dataclasses.replace(level, landmarks=marks), heading_hint=0.0)
+    pose, cov, _ = wm.locator.estimate()
+    assert wm.locator.fits == fits
+    assert np.all(np.isfinite(pose)) and np.all(np.isfinite(cov))
