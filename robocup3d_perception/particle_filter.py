@@ -346,7 +346,7 @@ class SelfLocator:
         else:
             pose, cov, _ = self._estimate
             innov = z - pose
-            innov[2] = (innov[2] + math.pi) % (2 * math.pi) - math.pi
+            innov[2] = _wrap_f(innov[2])
             if any(abs(innov[i]) > pr.exact_fit_gate * math.sqrt(cov[i, i] + r[i]) for i in range(3)):
                 self.kidnaps += 1  # moved by the referee or the trainer, or fallen: the fit as it is
                 self._estimate = (z.copy(), np.diag(r), 1.0)
@@ -355,7 +355,7 @@ class SelfLocator:
                     gain = cov[i, i] / (cov[i, i] + r[i])
                     pose[i] += gain * innov[i]
                     cov[i, i] = max(cov[i, i] * (1.0 - gain), 1e-8)
-                pose[2] = (pose[2] + math.pi) % (2 * math.pi) - math.pi
+                pose[2] = _wrap_f(pose[2])
         pose = self._estimate[0]
         self._ref = pose.copy()
         self.last_score = score
