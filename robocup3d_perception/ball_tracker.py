@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robocup3d_perception.representations import BallModel, frozen_array
+from robocup3d_perception.representations import BallModel
 
 __all__ = ['BallTracker', 'BallTrackerParameters', 'kalman_update', 'rolling_transition']
 
@@ -76,15 +76,24 @@ def kalman_update(x: np.ndarray, p: np.ndarray, z: np.ndarray, r: np.ndarray) ->
 
 
 class BallTracker:
-    """Kalman filter for the ball (absolute frame)."""
+    """Kalman filter for the ball (absolute frame), on plain floats.
+
+    Every noise the filter meets is the same along x and y (isotropic sightings and
+    reports, the same process noise per axis, square resets), and the rolling model
+    moves each axis alone, so the 4x4 covariance is always one 2x2 block per axis,
+    the same for both: ``[[a, b], [b, c]]`` over (position, velocity). The filter keeps
+    those three numbers, which is the general filter exactly (``test_ball_tracker_floats``
+    holds it to :func:`kalman_update` and :func:`rolling_transition`) at a fraction of
+    numpy's per-call cost.
+    """
 
     requires = ('LevelObservations', 'RobotPose', 'TeammateReport')
     provides = ('BallModel',)
 
     def __init__(self, params: BallTrackerParameters | None = None) -> None:
         self.p = params or BallTrackerParameters()
-        self.x = np.zeros(4)
-        self.cov = np.diag([100.0, 100.0, 1.0, 1.0])
+        self.px = self.py = self.vx = self.vy = 0.0
+        self.cp, self.cpv, self.cv = 100.0, 0.0, 1.0  # per-axis covariance: position, cross, velocity
         self.z = BALL_RADIUS
         self.time: float | None = None
         self.last_seen: float | None = None
@@ -94,6 +103,17 @@ class BallTracker:
         self.misses = 0  # Sees without the ball where it was estimated in plain view
         self._held: list[tuple[float, int | None, np.ndarray]] = []  # (time, teammate, xy) of held reports
 
+    @property
+    def x(self) -> np.ndarray:
+        """The state ``(x, y, vx, vy)`` (a copy)."""
+        return np.array([self.px, self.py, self.vx, self.vy])
+
+    @property
+    def cov(self) -> np.ndarray:
+        """The state's 4x4 covariance (a copy)."""
+        a, b, c = self.cp, self.cpv, self.cv
+        return np.array([[a, 0.0, b, 0.0], [0.0, a, 0.0, b], [b, 0.0, c, 0.0], [0.0, b, 0.0, c]])
+
     def predict(self, time: float) -> None:
         """Advance the state to ``time`` (s)."""
         if self.time is None:
@@ -102,32 +122,58 @@ class BallTracker:
         dt = time - self.time
         if dt <= 0:
             return
-        f, _, _ = rolling_transition(dt, self.p.friction)
+        self.px, self.py, self.vx, self.vy, self.cp, self.cpv, self.cv = self._ahead(dt)
         q = self.p.sigma_accel**2 * dt
-        qm = np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
-        self.x = f @ self.x
-        self.cov = f @ self.cov @ f.T + qm
+        self.cp += q * dt * dt / 3
+        self.cv += q
         self.time = time
+
+    def _ahead(self, dt: float) -> tuple[float, float, float, float, float, float, float]:
+        """State and covariance rolled ``dt`` s on, without process noise."""
+        k = self.p.friction
+        e = math.exp(-k * dt)
+        al = (1.0 - e) / k if k > 0 else dt
+        a, b, c = self.cp, self.cpv, self.cv
+        return (
+            self.px + al * self.vx,
+            self.py + al * self.vy,
+            e * self.vx,
+            e * self.vy,
+            a + 2.0 * al * b + al * al * c,
+            e * (b + al * c),
+            e * e * c,
+        )
+
+    def _update(self, zx: float, zy: float, sigma: float, gate: float | None) -> bool:
+        """Fuse a position measurement; False (and nothing changed) beyond ``gate`` (squared Mahalanobis)."""
+        a, b, c = self.cp, self.cpv, self.cv
+        s = a + sigma * sigma
+        yx, yy = zx - self.px, zy - self.py
+        if gate is not None and (yx * yx + yy * yy) / s > gate:
+            return False
+        ka, kb = a / s, b / s
+        self.px += ka * yx
+        self.py += ka * yy
+        self.vx += kb * yx
+        self.vy += kb * yy
+        self.cp, self.cpv, self.cv = a - ka * a, b - ka * b, c - kb * b
+        return True
+
+    def _cap_speed(self) -> None:
+        speed = math.hypot(self.vx, self.vy)
+        if speed > self.p.max_speed:
+            f = self.p.max_speed / speed
+            self.vx *= f
+            self.vy *= f
 
     def observe(self, time: float, position: np.ndarray, sigma: float, own: bool = True) -> bool:
         """Fuse one position measurement (m, absolute); return whether it reset the filter."""
         self.predict(time)
-        z = np.asarray(position[:2], dtype=float)
-        r = np.eye(2) * sigma**2
-        reset = self.last_update is None
-        if not reset:
-            x, p, d2 = kalman_update(self.x, self.cov, z, r)
-            if d2 > self.p.gate:
-                reset = True
-            else:
-                self.x, self.cov = x, p
+        zx, zy = float(position[0]), float(position[1])
+        reset = self.last_update is None or not self._update(zx, zy, sigma, self.p.gate)
         if reset:
-            self.x = np.array([z[0], z[1], 0.0, 0.0])
-            self.cov = np.diag([sigma**2, sigma**2, 1.0, 1.0])
-            self.resets += 1
-        speed = math.hypot(self.x[2], self.x[3])
-        if speed > self.p.max_speed:
-            self.x[2:] *= self.p.max_speed / speed
+            self._start(zx, zy, sigma)
+        self._cap_speed()
         if own and len(position) > 2:
             self.z = 0.5 * self.z + 0.5 * float(position[2])
             self.last_seen = time
@@ -139,17 +185,17 @@ class BallTracker:
     ) -> bool:
         """A sighting in the level frame, placed with the robot pose ``(x, y, z, yaw)``."""
         x, y, z, yaw = pose
+        lx, ly, lz = float(level[0]), float(level[1]), float(level[2])
         c, s = math.cos(yaw), math.sin(yaw)
-        world = np.array([x + c * level[0] - s * level[1], y + s * level[0] + c * level[1], z + level[2]])
-        dist = math.hypot(level[0], level[1])
-        sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * dist, pose_sigma)
+        world = (x + c * lx - s * ly, y + s * lx + c * ly, z + lz)
+        sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * math.hypot(lx, ly), pose_sigma)
         return self.observe(time, world, sigma, own=True)
 
     def unseen(self, time: float) -> None:
         """A ``See`` that should have shown the ball where it is estimated did not: it is not there,
         so where it is becomes vaguer (by ``miss_growth`` in sigma each time)."""
         self.predict(time)
-        self.cov[:2, :2] *= self.p.miss_growth**2
+        self.cp *= self.p.miss_growth**2
         self.misses += 1
 
     def observe_report(
@@ -171,9 +217,9 @@ class BallTracker:
         if self.last_update is None:
             self.observe(time, z, sigma, own=False)
             return 'fused'
-        x, p, d2 = kalman_update(self.x, self.cov, z, np.eye(2) * sigma**2)
-        if d2 <= self.p.gate:
-            self._fuse(time, x, p)
+        if self._update(float(z[0]), float(z[1]), sigma, self.p.gate):
+            self._cap_speed()
+            self.last_update = time
             return 'fused'
         # Far off: held back until other teammates (each counted once; an unknown speaker never counts) agree.
         window, radius = self.p.corroborate_window, self.p.corroborate_radius
@@ -187,38 +233,44 @@ class BallTracker:
         self._reset(time, np.mean([*agree.values(), z], axis=0), sigma)
         return 'corroborated'
 
-    def _fuse(self, time: float, x: np.ndarray, p: np.ndarray) -> None:
-        self.x, self.cov = x, p
-        speed = math.hypot(self.x[2], self.x[3])
-        if speed > self.p.max_speed:
-            self.x[2:] *= self.p.max_speed / speed
-        self.last_update = time
+    def _start(self, x: float, y: float, sigma: float) -> None:
+        """The filter starts again at ``(x, y)``, at rest."""
+        self.px, self.py, self.vx, self.vy = x, y, 0.0, 0.0
+        self.cp, self.cpv, self.cv = sigma * sigma, 0.0, 1.0
+        self.resets += 1
 
     def _reset(self, time: float, xy: np.ndarray, sigma: float) -> None:
-        self.x = np.array([xy[0], xy[1], 0.0, 0.0])
-        self.cov = np.diag([sigma**2, sigma**2, 1.0, 1.0])
-        self.resets += 1
+        self._start(float(xy[0]), float(xy[1]), sigma)
         self.last_update = time
 
     def stop_point(self) -> np.ndarray:
         """Where the ball comes to rest (m): ``p + v / k``."""
         k = self.p.friction
-        return self.x[:2] + (self.x[2:] / k if k > 0 else 0.0)
+        if k <= 0:
+            return np.array([self.px, self.py])
+        return np.array([self.px + self.vx / k, self.py + self.vy / k])
 
     def model(self, time: float) -> BallModel:
         """The current estimate, predicted to ``time`` (without changing the filter)."""
-        x, cov = self.x, self.cov
         if self.time is not None and time > self.time:
-            f, _, _ = rolling_transition(time - self.time, self.p.friction)
-            x, cov = f @ x, f @ cov @ f.T
+            px, py, vx, vy, a, b, c = self._ahead(time - self.time)
+        else:
+            px, py, vx, vy, a, b, c = self.px, self.py, self.vx, self.vy, self.cp, self.cpv, self.cv
         k = self.p.friction
         return BallModel(
             time=time,
-            position=frozen_array([x[0], x[1], self.z]),
-            velocity=frozen_array(x[2:]),
-            stop=frozen_array(x[:2] + x[2:] / k),
-            covariance=frozen_array(cov),
+            position=_frozen([px, py, self.z]),
+            velocity=_frozen([vx, vy]),
+            stop=_frozen([px + vx / k, py + vy / k] if k > 0 else [px, py]),
+            covariance=_frozen([[a, 0.0, b, 0.0], [0.0, a, 0.0, b], [b, 0.0, c, 0.0], [0.0, b, 0.0, c]]),
             last_seen=self.last_seen,
             last_update=self.last_update,
             valid=self.last_update is not None,
         )
+
+
+def _frozen(values: list) -> np.ndarray:
+    """A read-only float array of ``values`` (a list of floats, or of lists)."""
+    a = np.array(values)
+    a.setflags(write=False)
+    return a

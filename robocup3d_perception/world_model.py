@@ -200,10 +200,11 @@ class WorldModel:
         """A See without the ball: if its estimate lay in plain view (inside the view by more than the
         estimate's own angular spread), the ball is not where we thought, and the estimate grows vaguer."""
         self.ball.predict(now)
-        dx, dy = self.ball.x[0] - pose[0], self.ball.x[1] - pose[1]
+        ball = self.ball
+        dx, dy = ball.px - pose[0], ball.py - pose[1]
         c, s = math.cos(pose[2]), math.sin(pose[2])
-        point = np.array([c * dx + s * dy, -s * dx + c * dy, self.ball.z - self.torso_z])
-        spread = math.sqrt(max(self.ball.cov[0, 0] + self.ball.cov[1, 1], 0.0)) / max(math.hypot(dx, dy), 0.1)
+        point = np.array([c * dx + s * dy, -s * dx + c * dy, ball.z - self.torso_z])
+        spread = math.sqrt(max(2.0 * ball.cp, 0.0)) / max(math.hypot(dx, dy), 0.1)
         if in_view(level, point, margin=self.p.view_margin + yaw_sigma + min(spread, 1.0)):
             self.ball.unseen(now)
 
