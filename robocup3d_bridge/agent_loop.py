@@ -8,9 +8,13 @@ plugs ROS in through two callbacks. Timing contract:
   (:meth:`submit_joints`), or at ``reply_timeout`` after the percept at the latest,
   so the server always gets exactly one action message per cycle, ending in ``(syn)``;
 * beam and say requests ride along with the next reply;
-* a server that sends nothing for ``silence_timeout`` seconds (``join_timeout`` before the
-  first message of a connection) is treated as gone:
-  the link is closed and opened again (a hung server, or one that never took us on);
+* a server that sends nothing for ``silence_timeout`` seconds is treated as gone: the link
+  is closed and opened again (a hung server, or one that never took us on). Before the first
+  message of a connection, and while the game is before its kick-off, the limit is
+  ``join_timeout``: players are still joining then, and RCSSServerMJ stops the whole
+  simulation while it adds each robot (it recompiles its model); on a loaded machine that
+  took longer than 10 s, and a player that gave up and joined again made the server add it
+  once more, which stalled everyone again: no match started;
 * nothing the server sends ends the loop: an error in parsing, in a callback or in encoding
   is contained in its cycle, counted by kind in :attr:`LoopStats.errors` and logged with its
   reason, throttled per reason; the next cycle is answered as usual. Values are sanitized
@@ -37,6 +41,9 @@ from robocup3d_bridge.perception import PerceptParseError, parse_percept
 from robocup3d_bridge.protocol import Action, JointCommand, ServerProtocol
 from robocup3d_bridge.sanitize import PerceptSanitizer
 from robocup3d_bridge.throttle import ReasonThrottle
+
+#: the play mode (both servers) while players join; the server may stall for seconds as each one does
+BEFORE_KICKOFF = 'BeforeKickOff'
 
 __all__ = ['AgentLoop', 'LoopStats']
 
@@ -107,6 +114,7 @@ class AgentLoop:
         self._beam: tuple[float, float, float] | None = None
         self._say: str | bytes | None = None
         self._first = True
+        self._before_kickoff = True
         self._connected_at = 0.0
         self._join_cycles = self._side_cycles = 0  # server messages while holding the join gate
         self._heard_at = 0.0  # last server message (monotonic)
@@ -182,6 +190,7 @@ class AgentLoop:
         self.link.connect()
         self.stats.connects += 1
         self._first = True
+        self._before_kickoff = True  # until a game state says otherwise
         self._connected_at = self._heard_at = time.monotonic()
         self._join_cycles = self._side_cycles = 0
         self.sanitizer.reset()
@@ -209,10 +218,12 @@ class AgentLoop:
                 with self._lock:
                     if self._pending and now >= self._deadline:
                         self._reply(on_time=False)
-                limit = self.join_timeout if self._first else self.silence_timeout
+                limit = self.join_timeout if self._first or self._before_kickoff else self.silence_timeout
                 if self.silence_timeout > 0 and now - self._heard_at > limit:
                     link.close()
-                    since = ' since connecting' if self._first else ''
+                    since = (
+                        ' since connecting' if self._first else ' before the kick-off' if self._before_kickoff else ''
+                    )
                     raise LinkDown(f'no message from the server for {now - self._heard_at:.1f} s{since}')
                 continue
             for raw in messages:
@@ -248,6 +259,8 @@ class AgentLoop:
                     kind = item[1:].split(' ', 1)[0].rstrip(')')[:40]
                     self.report('unknown_perceptor', f'unknown perceptor {kind} kept in raw/percept', item[:80])
             self.protocol.observe(percept)
+            if percept.game is not None and percept.game.play_mode is not None:
+                self._before_kickoff = percept.game.play_mode == BEFORE_KICKOFF
             self.last_percept = percept
         if self.join_gate is not None and self.join_gate.held:
             self._count_join_cycle()

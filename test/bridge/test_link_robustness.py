@@ -13,6 +13,7 @@ import math
 import random
 import socket
 import threading
+import time
 from functools import cache
 from pathlib import Path
 
@@ -259,3 +260,65 @@ def test_report_is_thread_safe() -> None:
     for t in threads:
         t.join()
     assert loop.stats.errors['k'] == 8000
+
+
+def _silent_spell_server(modes: list[str], pause: float, stop: threading.Event) -> tuple[socket.socket, list[int]]:
+    """A server that sends one message per play mode in ``modes``, then (on its first connection only)
+    nothing for ``pause`` s, then messages until ``stop``; it counts the connections it was opened with."""
+    server = socket.create_server(('127.0.0.1', 0))
+    server.settimeout(0.2)
+    connections: list[int] = []
+
+    def serve() -> None:
+        t = 0.0
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            connections.append(1)
+            conn.settimeout(0.05)
+            try:
+                for mode in modes:
+                    t += 0.02
+                    conn.sendall(frame(f'(time (now {t:.2f}))(GS (t 0.0)(pm {mode})(tl A))'.encode()))
+                stop.wait(pause if len(connections) == 1 else 0.0)
+                while not stop.is_set():
+                    t += 0.02
+                    conn.sendall(frame(f'(time (now {t:.2f}))(GS (t 0.0)(pm {modes[-1]})(tl A))'.encode()))
+                    try:
+                        conn.recv(65536)
+                    except TimeoutError:
+                        pass
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, connections
+
+
+@pytest.mark.parametrize(('modes', 'reconnects'), [(['BeforeKickOff'], 0), (['BeforeKickOff', 'PlayOn'], 1)])
+def test_a_server_that_stalls_before_the_kick_off_is_waited_for(modes: list[str], reconnects: int) -> None:
+    """RCSSServerMJ stops for seconds while it adds each joining robot. A player that took that for a dead
+    server and joined again was added again, stalling everyone once more, and no match started. Before the
+    kick-off the loop waits ``join_timeout``; once the game runs, ``silence_timeout`` still holds."""
+    stop = threading.Event()
+    server, connections = _silent_spell_server(modes, pause=1.2, stop=stop)
+    link = ServerLink('127.0.0.1', server.getsockname()[1])
+    loop = AgentLoop(
+        make_protocol(T1, 'A', 1), link, lambda p, t: None, silence_timeout=0.4, join_timeout=3.0, reconnect_delay=0.1
+    )
+    runner = threading.Thread(target=loop.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while loop.stats.cycles < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert loop.stats.cycles >= 40, 'the server was never heard from again'
+        assert loop.stats.connects == len(connections) == 1 + reconnects
+    finally:
+        stop.set()
+        runner.join(5.0)
+        server.close()
