@@ -107,9 +107,14 @@ COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
 
 def _exit_cleanly_on_termination() -> None:
     """SIGTERM and SIGHUP end the command through ``SystemExit``, so that what it started (a server,
-    players, a recorder) is stopped by its own clean-up, as after Ctrl-C; a command may install its own."""
+    players, a recorder) is stopped by its own clean-up, as after Ctrl-C; a command may install its own.
+    Once one has come, more are ignored: a second SIGTERM (seen when ``timeout`` and the command it ran were
+    both sent one: ``timeout`` passes its own on) raised in the middle of the clean-up and left the server
+    running."""
 
     def _exit(signum: int, _frame: object) -> None:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -151,6 +151,12 @@ def match_parser() -> argparse.ArgumentParser:
     p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
     p.add_argument('--monitor-port', type=int, default=0, help='monitor port (default: free, or 60001)')
     p.add_argument(
+        '--monitor-interval',
+        type=int,
+        default=0,
+        help="mujoco: server frames between monitor scenes (divides 250; the server's own: 2)",
+    )
+    p.add_argument(
         '--record',
         metavar='DIR',
         default=None,
@@ -200,6 +206,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     aport = args.port or (60000 if args.no_server else free_port())
     mport = args.monitor_port or (60001 if args.no_server else free_port())
     extra = ['--sync', '--no-realtime'] if args.sync else []
+    extra += ['--monitor-interval', str(args.monitor_interval)] if args.monitor_interval else []
     server = None if args.no_server else start_mujoco_server(run_dir, aport, mport, extra, env=env)
     runners: list[TeamRunner] = []
     watcher = None
