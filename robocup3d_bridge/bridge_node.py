@@ -36,6 +36,7 @@ from visualization_msgs.msg import MarkerArray
 
 from robocup3d_bridge import conversions as conv
 from robocup3d_bridge.agent_loop import AgentLoop
+from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.join_gate import JoinGate
 from robocup3d_bridge.link import ServerLink
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
@@ -101,19 +102,21 @@ class BridgeNode(Node):
         self._game_age = 0
         self.topics = PerceptTopics(self.robot, prefix)
 
-        self.pub_joints = self.create_publisher(JointState, 'joint_states', 1)
-        self.pub_imu = self.create_publisher(Imu, 'imu', 10)  # integrators downstream want every one
-        self.pub_feet = {f: self.create_publisher(WrenchStamped, f'foot_contacts/{f}', 1) for f in self.robot.feet}
-        self.pub_vision = self.create_publisher(MarkerArray, 'vision/objects', 1)
-        self.pub_ball = self.create_publisher(PointStamped, 'vision/ball', 1)
+        # the topics built only when someone listens (Audience: known without asking the graph each cycle)
+        self.audience = aud = Audience(self)
+        self.pub_joints = aud.publisher(JointState, 'joint_states', 1)
+        self.pub_imu = aud.publisher(Imu, 'imu', 10)  # integrators downstream want every one
+        self.pub_feet = {f: aud.publisher(WrenchStamped, f'foot_contacts/{f}', 1) for f in self.robot.feet}
+        self.pub_vision = aud.publisher(MarkerArray, 'vision/objects', 1)
+        self.pub_ball = aud.publisher(PointStamped, 'vision/ball', 1)
         self.pub_game = self.create_publisher(String, 'game_state', LATCHED)
-        self.pub_hear = self.create_publisher(String, 'hear', 10)
-        self.pub_gt = self.create_publisher(PoseStamped, 'ground_truth/pose', 1)
-        self.pub_gt_ball = self.create_publisher(PointStamped, 'ground_truth/ball', 1)
+        self.pub_hear = aud.publisher(String, 'hear', 10)
+        self.pub_gt = aud.publisher(PoseStamped, 'ground_truth/pose', 1)
+        self.pub_gt_ball = aud.publisher(PointStamped, 'ground_truth/ball', 1)
         # raw streams are for recording: a deeper queue, so a busy recorder loses none. Without them
         # (publish_raw false) there is no such topic: a recorder then subscribes to the percept topics
-        self.pub_raw_in = self.create_publisher(String, 'raw/percept', 50) if self.publish_raw else None
-        self.pub_raw_out = self.create_publisher(String, 'raw/action', 50) if self.publish_raw else None
+        self.pub_raw_in = aud.publisher(String, 'raw/percept', 50) if self.publish_raw else None
+        self.pub_raw_out = aud.publisher(String, 'raw/action', 50) if self.publish_raw else None
         self._percept_pubs = {
             'joint_states': self.pub_joints,
             'imu': self.pub_imu,
@@ -244,10 +247,10 @@ class BridgeNode(Node):
         # Topics are built only when someone listens (with motion and world model in this process
         # nobody does: they take the percept itself; a recorder rebuilds them from raw/percept).
         pubs = self._percept_pubs
-        for topic, msg in self.topics.messages(p, self.protocol.side.value, lambda t: _has_subscribers(pubs[t])):
+        for topic, msg in self.topics.messages(p, self.protocol.side.value, lambda t: self.audience.listened(pubs[t])):
             pubs[topic].publish(msg)
         self._maybe_publish_game(p)
-        if self.pub_raw_in is not None and _has_subscribers(self.pub_raw_in):
+        if self.pub_raw_in is not None and self.audience.listened(self.pub_raw_in):
             self.pub_raw_in.publish(String(data=raw))
 
     def _maybe_publish_game(self, p: Percept) -> None:
@@ -262,7 +265,7 @@ class BridgeNode(Node):
             self.pub_game.publish(String(data=json.dumps(state)))
 
     def _on_action(self, text: str) -> None:
-        if _has_subscribers(self.pub_raw_out):
+        if self.audience.listened(self.pub_raw_out):
             self.pub_raw_out.publish(String(data=text))
 
     # -- ROS -> server ----------------------------------------------------------------
@@ -334,10 +337,6 @@ class BridgeNode(Node):
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
         super().destroy_node()
-
-
-def _has_subscribers(pub: object) -> bool:
-    return pub.get_subscription_count() > 0
 
 
 class _RosLogger:

@@ -46,6 +46,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
+from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.conversions import stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
@@ -610,10 +611,11 @@ class MotionNode(Node):
         self._gains: tuple | None = None
         self._last_state: tuple = ()
         self._cycle = 0
-        self.pub_cmd = self.create_publisher(JointState, 'joint_commands', 1)
+        self.audience = Audience(self)  # who listens, without asking the graph each cycle
+        self.pub_cmd = self.audience.publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
         self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
-        self.pub_odom = self.create_publisher(Odometry, 'odom', 10)  # the walk's velocity (twist only)
+        self.pub_odom = self.audience.publisher(Odometry, 'odom', 10)  # the walk's velocity (twist only)
         self._odom = Odometry()
         self._odom.header.frame_id = 'odom'
         self._odom.child_frame_id = 'base_footprint'
@@ -658,7 +660,7 @@ class MotionNode(Node):
 
     def _publish_odom(self, stamp: object) -> None:
         """The walk's velocity estimate, for the world model's particle filter (if anyone listens)."""
-        if self.core.walk is None or self.pub_odom.get_subscription_count() == 0:
+        if self.core.walk is None or not self.audience.listened(self.pub_odom):
             return
         vx, vy, wz = self.core.walk.odometry
         m = self._odom
@@ -774,7 +776,7 @@ class MotionNode(Node):
             caps = self.core.speed_caps()
         self._publish_gains((kp, kd))
         out = self.controller.command(targets, p.joint_positions, kp, caps)
-        if self.pub_cmd.get_subscription_count() > 0:
+        if self.audience.listened(self.pub_cmd):
             cmd = JointState(name=out.names, position=out.position, velocity=out.velocity)
             cmd.header.stamp = stamp_from_seconds(t)
             self.pub_cmd.publish(cmd)

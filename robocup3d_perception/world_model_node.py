@@ -37,12 +37,12 @@ from collections.abc import Callable
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PointStamped, PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from rclpy.event_handler import PublisherEventCallbacks, UnsupportedEventTypeError
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
@@ -95,15 +95,13 @@ class WorldModelNode(Node):
         self._listeners: list[Callable[[TeamView], None]] = []  # nodes of this process that take each update
         self.cpu: list[float] = []  # s per update, the last 1000
 
-        # how many subscribe to each estimate topic, kept from the publishers' matched events: asking the DDS graph
-        # every cycle (get_subscription_count) cost more than the rest of a cycle's publishing when nobody listens,
-        # which is what a game is
-        self._audience: dict[object, int] = {}
-        self.pub_pose = self._publisher(PoseWithCovarianceStamped, 'pose')
-        self.pub_ball = self._publisher(Odometry, 'ball')
-        self.pub_stop = self._publisher(PointStamped, 'ball/stop')
-        self.pub_players = self._publisher(String, 'players')
-        self.pub_markers = self._publisher(MarkerArray, 'world_model/markers')
+        # the estimate topics are built only when someone listens (Audience: without asking the graph each cycle)
+        self.audience = Audience(self)
+        self.pub_pose = self.audience.publisher(PoseWithCovarianceStamped, 'pose', 1)
+        self.pub_ball = self.audience.publisher(Odometry, 'ball', 1)
+        self.pub_stop = self.audience.publisher(PointStamped, 'ball/stop', 1)
+        self.pub_players = self.audience.publisher(String, 'players', 1)
+        self.pub_markers = self.audience.publisher(MarkerArray, 'world_model/markers', 1)
         self.local = bool(self.declare_parameter('local', False).value)
         #: the walk's velocity (vx, vy, wz) in local mode, set by the player (None: no walk)
         self.walk_velocity: Callable[[], tuple[float, float, float]] | None = None
@@ -122,29 +120,6 @@ class WorldModelNode(Node):
         self.get_logger().info(
             f'world model for {self.team} #{self.unum} ({robot}, {server} field {self.model.field.name})'
         )
-
-    def _publisher(self, kind: type, topic: str) -> object:
-        """A publisher (depth 1) whose subscriber count :meth:`_wanted` knows without asking the graph."""
-        made: list = []
-
-        def matched(info: object) -> None:
-            if made:
-                self._audience[made[0]] = info.current_count
-
-        try:
-            pub = self.create_publisher(kind, topic, 1, event_callbacks=PublisherEventCallbacks(matched=matched))
-        except UnsupportedEventTypeError:  # an rmw without matched events: _wanted asks the graph each time
-            return self.create_publisher(kind, topic, 1)
-        made.append(pub)
-        self._audience[pub] = pub.get_subscription_count()
-        return pub
-
-    def _wanted(self, pub: object) -> bool:
-        """Whether anyone subscribes to ``pub``: none by the matched events (as in a game) is enough; one or more
-        is confirmed by the graph, so that a recorder's topics start and stop on the same cycle as the bridge's
-        (which asks the graph), not a few milliseconds apart."""
-        n = self._audience.get(pub)
-        return (n is None or n > 0) and pub.get_subscription_count() > 0
 
     @property
     def model(self) -> WorldModel:
@@ -252,21 +227,21 @@ class WorldModelNode(Node):
                 take(view)
         # messages for the listeners outside this process (all of them when nothing takes the view)
         every = not self._listeners
-        if every or self._tf is not None or self._wanted(self.pub_pose):
+        if every or self._tf is not None or self.audience.listened(self.pub_pose):
             pose = conv.pose_msg(state, stamp, self.frame)
-            if every or self._wanted(self.pub_pose):
+            if every or self.audience.listened(self.pub_pose):
                 self.pub_pose.publish(pose)
             if self._tf is not None:
                 self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
         if state.ball.valid:
-            if every or self._wanted(self.pub_ball):
+            if every or self.audience.listened(self.pub_ball):
                 self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
-            if every or self._wanted(self.pub_stop):
+            if every or self.audience.listened(self.pub_stop):
                 self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
         if seen:
-            if every or self._wanted(self.pub_players):
+            if every or self.audience.listened(self.pub_players):
                 self.pub_players.publish(conv.players_msg(state))
-            if self.publish_markers and self._wanted(self.pub_markers):
+            if self.publish_markers and self.audience.listened(self.pub_markers):
                 self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
 
     def attach_listener(self, take: Callable[[TeamView], None]) -> None:

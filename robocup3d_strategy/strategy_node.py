@@ -31,6 +31,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 
 from robocup3d_bridge import team_talk
+from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
@@ -79,7 +80,8 @@ class StrategyNode(Node):
         self._fallen = False
         self._decided_at = -1e9
         self.side: str | None = None
-        self.pub_request = self.create_publisher(String, 'motion_request', 10)
+        self.audience = Audience(self)  # who listens, without asking the graph each cycle
+        self.pub_request = self.audience.publisher(String, 'motion_request', 10)
         self.pub_state = self.create_publisher(String, 'strategy_state', LATCHED)
         self._state: tuple | None = None
         self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
@@ -92,7 +94,7 @@ class StrategyNode(Node):
         self.say_period = int(self.declare_parameter('say_period', TEAM_SIZE.get(server, 11)).value)
         #: the team's secret that keys team talk (never sent; default: env ROBOCUP3D_TEAM_SECRET)
         self.secret = str(self.declare_parameter('team_secret', os.environ.get(team_talk.SECRET_ENV, '')).value)
-        self.pub_say = self.create_publisher(String, 'say', 1)
+        self.pub_say = self.audience.publisher(String, 'say', 1)
         self._local_say: Callable[[str], None] | None = None  # attach_local: straight to the bridge
         self._local_request: Callable[[str], None] | None = None  # and to motion
         self._world_subs = [
@@ -248,7 +250,7 @@ class StrategyNode(Node):
             pub.publish(String(data=text))
             return
         local(text)
-        if pub.get_subscription_count() > 1:  # someone besides our own node (one subscription) listens
+        if self.audience.listened(pub, beyond=1):  # someone besides our own node (one subscription) listens
             pub.publish(String(data=text))
 
     def attach_world_model(self, world_model: object) -> None:

@@ -56,7 +56,7 @@ def test_say_goes_straight_to_the_bridge_and_onto_the_topic_only_for_another_lis
     assert said == ['hello'] and ours == []  # handed over directly, nothing sent through DDS
 
     listener.create_subscription(String, topic, lambda m: recorded.append(m.data), 10)  # a recorder joins
-    _spin(executor, lambda: node.pub_say.get_subscription_count() == 2)
+    _spin(executor, lambda: node.audience.listened(node.pub_say, beyond=1))  # its matched event has come
     node._send(node.pub_say, node._local_say, 'again')
     _spin(executor, lambda: bool(recorded))
     assert said == ['hello', 'again'] and recorded == ['again'] and asked == []
