@@ -11,6 +11,15 @@ not have, so T1/K1 skills are stored as YAML under ``skills/data/<robot>/``::
       - {t: 0.4, q: {llj1: -90, rlj1: -90}}
       - {t: 0.3, q: {llj4: 120, rlj4: 120}}
     mirror: GETUP_FRONT_M   # optional: also define this skill, the mirror image (left <-> right)
+    balance:                # optional: IMU feedback added to the frames' targets while the skill runs
+      pitch: {llj1: 0.8}    #   joint: deg per deg of torso pitch (forward lean positive) from ref_pitch_deg
+      pitch_rate: {}        #   joint: deg per deg/s of pitch rate
+      roll: {llj2: -0.5}    #   joint: deg per deg of torso roll (lean right positive)
+      roll_rate: {}         #   joint: deg per deg/s of roll rate
+      ref_pitch_deg: 0
+      max_offset_deg: 15    #   each joint's offset is clamped to this
+      from: 0.2             #   s from the skill's start: feedback before this and after ``until`` is off
+      until: 1.5
 
 A ``mirror`` skill swaps every left joint with its right twin and flips the sign of the
 rotations about the x (roll) and z (yaw) axes (:func:`mirror_joint`); the T1/K1 joints turn
@@ -45,6 +54,7 @@ __all__ = [
     'Keyframe',
     'KeyframePlayer',
     'KeyframeSkill',
+    'SkillBalance',
     'getup_skill_for',
     'load_keyframe_dir',
     'load_keyframe_skill',
@@ -87,6 +97,68 @@ class Keyframe:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillBalance:
+    """IMU feedback a keyframe skill adds to its targets: per joint, rad per rad (rate gains: per rad/s).
+
+    ``offsets`` gives, per joint, ``pitch * (pitch - ref_pitch) + pitch_rate * pitch rate + roll * roll +
+    roll_rate * roll rate`` (torso pitch forward positive, roll to the right positive), clamped to
+    ``max_offset``, between ``start`` and ``end`` s of the skill's time and nothing outside.
+    """
+
+    pitch: dict[str, float] = field(default_factory=dict)
+    pitch_rate: dict[str, float] = field(default_factory=dict)
+    roll: dict[str, float] = field(default_factory=dict)
+    roll_rate: dict[str, float] = field(default_factory=dict)
+    ref_pitch: float = 0.0  # rad
+    max_offset: float = math.radians(15.0)
+    start: float = 0.0  # s
+    end: float = math.inf
+
+    def offsets(self, t: float, pitch: float, roll: float, pitch_rate: float, roll_rate: float) -> dict[str, float]:
+        """Offsets (rad) at ``t`` s into the skill for the torso's ``pitch``/``roll`` (rad) and their rates (rad/s)."""
+        if not self.start <= t <= self.end:
+            return {}
+        if not all(math.isfinite(v) for v in (pitch, roll, pitch_rate, roll_rate)):
+            return {}
+        out: dict[str, float] = {}
+        for gains, value in (
+            (self.pitch, pitch - self.ref_pitch),
+            (self.pitch_rate, pitch_rate),
+            (self.roll, roll),
+            (self.roll_rate, roll_rate),
+        ):
+            for j, k in gains.items():
+                out[j] = out.get(j, 0.0) + k * value
+        lim = self.max_offset
+        return {j: min(max(v, -lim), lim) for j, v in out.items()}
+
+    def mirrored(self) -> SkillBalance:
+        """The feedback of the mirror skill: joints swapped, signs as :func:`mirror_joint` (a roll flips too)."""
+
+        def swap(gains: Mapping[str, float], flip: float) -> dict[str, float]:
+            out = {}
+            for j, k in gains.items():
+                twin, sign = mirror_joint(j)
+                out[twin] = flip * sign * k
+            return out
+
+        return SkillBalance(
+            swap(self.pitch, 1.0),
+            swap(self.pitch_rate, 1.0),
+            swap(self.roll, -1.0),
+            swap(self.roll_rate, -1.0),
+            self.ref_pitch,
+            self.max_offset,
+            self.start,
+            self.end,
+        )
+
+    @property
+    def joints(self) -> frozenset[str]:
+        return frozenset(self.pitch) | frozenset(self.pitch_rate) | frozenset(self.roll) | frozenset(self.roll_rate)
+
+
+@dataclass(frozen=True, slots=True)
 class KeyframeSkill:
     """A resolved keyframe skill."""
 
@@ -95,6 +167,7 @@ class KeyframeSkill:
     kp: dict[str, float] = field(default_factory=dict)
     kd: dict[str, float] = field(default_factory=dict)
     source: str = ''
+    balance: SkillBalance | None = None
 
     @property
     def duration(self) -> float:
@@ -115,7 +188,8 @@ def mirror_skill(skill: KeyframeSkill, name: str) -> KeyframeSkill:
         return {mirror_joint(j)[0]: v for j, v in g.items()}
 
     frames = tuple(Keyframe(f.duration, q(f.targets)) for f in skill.frames)
-    return KeyframeSkill(name, frames, gains(skill.kp), gains(skill.kd), skill.source)
+    balance = skill.balance.mirrored() if skill.balance is not None else None
+    return KeyframeSkill(name, frames, gains(skill.kp), gains(skill.kd), skill.source, balance)
 
 
 def load_keyframe_skills(path: str | Path, robot: RobotSpec | None = None) -> list[KeyframeSkill]:
@@ -185,7 +259,49 @@ def load_keyframe_skill(path: str | Path, robot: RobotSpec | None = None) -> Key
     kd = {str(k): float(v) for k, v in (data.get('kd') or {}).items()}
     check(kp, 'kp')
     check(kd, 'kd')
-    return KeyframeSkill(name, tuple(frames), kp, kd, str(path))
+    balance = _balance(data.get('balance'), path)
+    if balance is not None:
+        check(balance.joints, 'balance')
+    return KeyframeSkill(name, tuple(frames), kp, kd, str(path), balance)
+
+
+def _balance(section: object, path: Path) -> SkillBalance | None:
+    """A skill's ``balance:`` mapping (gains in deg per deg, deg per deg/s) as a :class:`SkillBalance`."""
+    if not section:
+        return None
+    if not isinstance(section, Mapping):
+        raise ConfigError(f'{path}: balance must be a mapping')
+    known = {'pitch', 'pitch_rate', 'roll', 'roll_rate', 'ref_pitch_deg', 'max_offset_deg', 'from', 'until'}
+    unknown = sorted(set(section) - known)
+    if unknown:
+        raise ConfigError(f'{path}: balance: unknown keys {unknown}; known: {sorted(known)}')
+
+    def gains(key: str) -> dict[str, float]:
+        value = section.get(key) or {}
+        if not isinstance(value, Mapping):
+            raise ConfigError(f'{path}: balance.{key} must map joint names to gains')
+        out = {str(j): float(k) for j, k in value.items()}
+        if not all(math.isfinite(k) for k in out.values()):
+            raise ConfigError(f'{path}: balance.{key}: gains must be finite')
+        return out
+
+    try:
+        values = [float(section.get(k, d)) for k, d in (('ref_pitch_deg', 0.0), ('max_offset_deg', 15.0))]
+        start, end = float(section.get('from', 0.0)), float(section.get('until', math.inf))
+    except (TypeError, ValueError):
+        raise ConfigError(f'{path}: balance: ref_pitch_deg, max_offset_deg, from and until must be numbers') from None
+    if not (math.isfinite(values[0]) and values[1] >= 0.0 and start <= end):
+        raise ConfigError(f'{path}: balance: needs a finite ref_pitch_deg, max_offset_deg >= 0 and from <= until')
+    return SkillBalance(
+        gains('pitch'),
+        gains('pitch_rate'),
+        gains('roll'),
+        gains('roll_rate'),
+        values[0] * _D2R,
+        values[1] * _D2R,
+        start,
+        end,
+    )
 
 
 def load_keyframe_dir(robot: RobotSpec, base: Path = DATA_DIR) -> dict[str, KeyframeSkill]:
@@ -221,9 +337,14 @@ class KeyframePlayer(PlayerBase):
         self._start: dict[str, float] = {}
         self._targets: dict[str, float] = {}
         self._last: dict[str, float] = {}
+        self._began = 0.0
 
     def is_ready(self) -> bool:
         return True
+
+    def elapsed(self, t: float) -> float:
+        """s since the skill started (at the last reset)."""
+        return t - self._began
 
     def execute(
         self, reset: bool, t: float, joints: Mapping[str, float], start: Mapping[str, float] | None = None
@@ -232,7 +353,7 @@ class KeyframePlayer(PlayerBase):
         begins (defaults to the measured ``joints``)."""
         frames = self.skill.frames
         if reset or self._index < 0:
-            self._index, self._finished, self._t0 = 0, False, t
+            self._index, self._finished, self._t0, self._began = 0, False, t, t
             base = dict(joints)
             base.update(start or {})
             self._last = base

@@ -460,6 +460,8 @@ class MotionCore:
             self._reset = False
             cmd = {**self.last_cmd, **level}
             cmd.update(out)
+            if isinstance(self.player, KeyframePlayer) and self.player.skill.balance is not None:
+                cmd = self._skill_balance(self.player, t, cmd)
             if done:
                 was_getup = self.is_getup
                 self._start(STAND)
@@ -502,6 +504,21 @@ class MotionCore:
                 cmd = {**cmd, **look}
         self.last_cmd = cmd
         return cmd
+
+    def _skill_balance(self, player: KeyframePlayer, t: float, cmd: dict[str, float]) -> dict[str, float]:
+        """``cmd`` with the running skill's IMU feedback (:class:`~robocup3d_motion.getup.SkillBalance`) added."""
+        balance = player.skill.balance
+        if balance is None or not self.imu_ok or self.state.fallen or self.gyro is None:
+            return cmd
+        gx, gy = self.gyro[0], self.gyro[1]
+        offsets = balance.offsets(player.elapsed(t), self.state.pitch, self.state.roll, gy, -gx)
+        out = dict(cmd)
+        for j, d in offsets.items():
+            if j in out:
+                v = out[j] + d
+                spec = self.robot.by_name.get(j)
+                out[j] = min(max(v, spec.lower), spec.upper) if spec is not None else v
+        return out
 
     def _look(self, t: float) -> dict[str, float]:
         """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old), else a sweep to find it.

@@ -73,6 +73,9 @@ STAND_AFTER = 1.0  # s the robot must stand after the skill has ended
 FALLEN_UP = 0.5  # z of the torso's z axis below which it has fallen
 WALK_IN_SPEED = 0.15  # m/s forward before the kick (``--walk-in``)
 WALK_IN_EASE = 0.5  # s the motion node eases from the walk's stance into the stand
+#: wall s a walk-in may take to stop: the walk's last steps, its linger and the stand (about 2 s of server time)
+#: took more than 10 wall s on the shared 2-core machine in sync mode (2026-11-28)
+WALK_STOP_WAIT = 60.0
 
 # Score (lower is better), per trial, as UT Austin Villa's kick optimization: the distance along the
 # wanted direction, with penalties (m) for what makes a kick useless.
@@ -255,7 +258,7 @@ def kick_once(
         session.drive(walk_in, lambda t: (WALK_IN_SPEED, 0.0, 0.0))
         session.velocity(0.0, 0.0, 0.0)
         # the walk's own stop: its last steps, the linger and the ease into the stand (a kick task kicks then)
-        session.spin_until(lambda: session.state.get('skill') == 'stand', 10.0, 'the walk did not stop')
+        session.spin_until(lambda: session.state.get('skill') == 'stand', WALK_STOP_WAIT, 'the walk did not stop')
         session.wait_cycles(int(WALK_IN_EASE / CYCLE))
     p = session.pose
     assert p is not None

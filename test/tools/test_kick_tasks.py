@@ -216,13 +216,13 @@ def test_an_in_walk_kick_candidate_is_a_kicks_file_the_player_loads_with_its_val
 
 def test_a_keyframe_step_may_be_given_per_name_or_per_joint() -> None:
     path = DATA_DIR / 'T1' / 'kick_long.yaml'
-    names = ('0.t', '0.llj1', '2.rlj1', '3.rlj1', '3.llj1')
+    names = ('0.t', '0.llj1', '2.rlj1', '3.rlj1', '5.llj1')
     step = {'t': 0.05, 'default': 8.0, '2.rlj1': 20.0, 'llj1': 3.0}
     space = keyframe_space('T1', 'long', path, names, {'step': step})
     half = {n: (hi - lo) / 2 for n, lo, hi in zip(space.names, space.lo, space.hi, strict=True)}
     assert half['0.t'] == pytest.approx(0.05) and half['3.rlj1'] == pytest.approx(8.0)  # by kind, the default
     assert half['2.rlj1'] == pytest.approx(20.0)  # by its own name
-    assert half['0.llj1'] == pytest.approx(3.0) == half['3.llj1']  # by the joint
+    assert half['0.llj1'] == pytest.approx(3.0) == half['5.llj1']  # by the joint
 
 
 def test_the_nao_kick_space_takes_the_kicks_parameters_by_prefix() -> None:
