@@ -319,6 +319,7 @@ class KickTask(Task):
         self.spec, self.name, self.target, self.slack = spec, name, target, slack
         self.foot: str | None = None
         self._settle_since: float | None = None
+        self._still_since: float | None = None  # the walk's stop, for the kick's rest
         self.kicked_at: float | None = None
         self._swung = False  # an in-walk kick's step has begun
 
@@ -390,9 +391,16 @@ class KickTask(Task):
         )
         if aligned:
             if v.walking and self.spec.stop:
+                self._still_since = None
                 if self._settle_since is None:
                     self._settle_since = v.t
                 if v.t - self._settle_since <= self.approach.settle:
+                    self.phase = 'settling'
+                    return Action(stop=True)
+            elif self.spec.stop and self.spec.rest > 0.0:  # stopped: the body still sways from the walk
+                if self._still_since is None:
+                    self._still_since = v.t
+                if v.t - self._still_since < self.spec.rest:
                     self.phase = 'settling'
                     return Action(stop=True)
             self.phase, self.kicked_at = 'kicking', v.t
@@ -400,7 +408,7 @@ class KickTask(Task):
                 self._swung = False
                 return Action(walk_kick=(foot, bx), velocity=(self.spec.walk.speed, 0.0, 0.0))
             return Action(skill=self.spec.skill(foot))
-        self._settle_since = None
+        self._settle_since = self._still_since = None
         self.phase = 'approaching'
         rel = (pose[0] - ball[0], pose[1] - ball[1])
         _, _, off = on_line(pose, ball, face)  # the robot on the kick's line through the ball

@@ -74,6 +74,7 @@ class KickSpec(Section):
     ball: tuple[Finite, Finite]
     tolerance: Tolerance = Tolerance()
     stop: bool = True
+    rest: NonNegative = 0.0  # s the robot stands still, its walk stopped, before the kick starts
     duration: Positive = 1.0
     distance: Model
     angle_deg: Finite = 0.0  # where the ball goes off the robot's heading (right foot; the left mirrors it)

@@ -189,6 +189,19 @@ def test_a_kick_that_must_stop_first_waits_for_the_walk() -> None:
     assert quick.step(View(0.0, pose, (0.0, 0.0), walking=True)).skill == 'KICK_R'
 
 
+def test_a_kick_with_a_rest_stands_still_that_long_after_the_walk_stops() -> None:
+    """The T1's long kick from a body still swaying from the walk fell 9 times in 10; after 1.5 s of
+    standing, 1 in 10 (kick_tasks --walk-in 3, 2026-11-28): the kick waits ``rest`` s once the walk stops."""
+    spec = SPEC.model_copy(update={'rest': 1.5})
+    task = KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0))
+    pose = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    assert task.step(View(0.0, pose, (0.0, 0.0), walking=True)).stop
+    for t in (0.1, 0.5, 1.0, 1.5):  # stopped at 0.1 s: it stands until 1.6 s
+        act = task.step(View(t, pose, (0.0, 0.0), walking=False))
+        assert act.stop and act.skill is None and task.phase == 'settling', t
+    assert task.step(View(1.62, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
+
+
 def test_goto_walks_to_the_pose_and_is_done() -> None:
     robot = Robot(0.0, 0.0, 0.0)
     task = GoToTask(2, 0.0, APPROACH, (2.0, -1.0, 1.5))
