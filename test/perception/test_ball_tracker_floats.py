@@ -27,17 +27,14 @@ class _Reference:
         self.started = False
 
     def predict(self, time: float) -> None:
-        if self.time is None:
+        dt = 0.0 if self.time is None else time - self.time  # the first call only sets the clock
+        if dt > 0:
+            f, _, _ = rolling_transition(dt, self.p.friction)
+            q = self.p.sigma_accel**2 * dt
+            self.x = f @ self.x
+            self.cov = f @ self.cov @ f.T + np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
+        if self.time is None or dt > 0:
             self.time = time
-            return
-        dt = time - self.time
-        if dt <= 0:
-            return
-        f, _, _ = rolling_transition(dt, self.p.friction)
-        q = self.p.sigma_accel**2 * dt
-        self.x = f @ self.x
-        self.cov = f @ self.cov @ f.T + np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
-        self.time = time
 
     def observe(self, time: float, z: np.ndarray, sigma: float) -> bool:
         self.predict(time)
