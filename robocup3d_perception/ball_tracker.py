@@ -166,9 +166,15 @@ class BallTracker:
             self.vy *= f
 
     def observe(self, time: float, position: np.ndarray, sigma: float, own: bool = True) -> bool:
-        """Fuse one position measurement (m, absolute); return whether it reset the filter."""
-        self.predict(time)
+        """Fuse one position measurement (m, absolute); return whether it reset the filter.
+
+        A measurement with a non-finite position or sigma is not taken (it would spread NaN through the
+        filter, since NaN is never beyond the gate).
+        """
         zx, zy = float(position[0]), float(position[1])
+        if not (math.isfinite(zx) and math.isfinite(zy) and math.isfinite(sigma)):
+            return False
+        self.predict(time)
         reset = self.last_update is None or not self._update(zx, zy, sigma, self.p.gate)
         if reset:
             self._start(zx, zy, sigma)

@@ -101,3 +101,14 @@ def test_the_model_is_read_only_and_says_where_the_ball_stops() -> None:
     np.testing.assert_allclose(m.stop, m.position[:2] + m.velocity / bt.p.friction)
     with pytest.raises(ValueError):
         m.position[0] = 0.0
+
+
+def test_a_non_finite_sighting_is_not_taken() -> None:
+    bt = BallTracker()
+    bt.observe(0.0, np.array([1.0, 2.0, 0.11]), 0.05)
+    before = bt.x, bt.cov
+    assert not bt.observe(0.02, np.array([float('nan'), 2.0, 0.11]), 0.05)
+    assert not bt.observe(0.04, np.array([1.0, 2.0, 0.11]), float('inf'))
+    np.testing.assert_array_equal(bt.x, before[0])
+    np.testing.assert_array_equal(bt.cov, before[1])
+    assert bt.model(0.1).valid and np.all(np.isfinite(bt.model(0.1).covariance))
