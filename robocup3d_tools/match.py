@@ -21,6 +21,7 @@ from pathlib import Path
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
 from robocup3d_tools.match_stats import MatchStats, summary_lines
+from robocup3d_tools.mujoco_server import check_monitor_interval
 from robocup3d_tools.opponent import OpponentError
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
@@ -192,6 +193,10 @@ def check_args(args: argparse.Namespace) -> None:
             raise ValueError(f'--opponent-players must be 1-11, got {args.opponent_players}')
     elif args.opponent_cmd is not None:
         raise ValueError('--opponent-cmd needs --server simspark (on RCSSServerMJ use --opponent ours|formation)')
+    if args.monitor_interval:
+        if args.server == 'simspark':
+            raise ValueError('--monitor-interval is for RCSSServerMJ')
+        check_monitor_interval(args.monitor_interval)
 
 
 def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:

@@ -30,6 +30,7 @@ from typing import Any
 
 __all__ = [
     'FreshControlsZeroed',
+    'check_monitor_interval',
     'geom_owner_name',
     'install',
     'main',
@@ -121,6 +122,12 @@ def mend_contact_filter() -> None:
     soccer_ball.filter_agent_contacts_with = _filter_agent_contacts_with
 
 
+def check_monitor_interval(frames: int) -> None:
+    """Raise ``ValueError`` unless ``frames`` divides 250 (see :func:`set_monitor_interval`)."""
+    if frames < 1 or 250 % frames:
+        raise ValueError(f'--monitor-interval must divide 250 (1, 2, 5, 10, ...), got {frames}')
+
+
 def set_monitor_interval(frames: int) -> None:
     """Every monitor gets a scene every ``frames`` simulation frames (the server's own choice: 2).
 
@@ -128,8 +135,7 @@ def set_monitor_interval(frames: int) -> None:
     one monitor), and a match's trainer needs far fewer scenes. ``frames`` must divide 250: the
     server sends a full scene (not a diff) to every monitor on frames that are multiples of 250.
     """
-    if frames < 1 or 250 % frames:
-        raise ValueError(f'--monitor-interval must divide 250 (1, 2, 5, 10, ...), got {frames}')
+    check_monitor_interval(frames)
     from rcsssmj.server.remote_monitor import RSMPMonitor  # noqa: PLC0415
 
     original = RSMPMonitor.__init__

@@ -31,6 +31,8 @@ def test_defaults_per_server() -> None:
         (['--players', '8'], '--players must be 1-7'),
         (['--server', 'simspark', '--players', '12'], '--players must be 1-11'),
         (['--half-time', '0'], '--half-time > 0'),
+        (['--monitor-interval', '3'], 'must divide 250'),
+        (['--server', 'simspark', '--monitor-interval', '5'], 'for RCSSServerMJ'),
     ],
 )
 def test_what_cannot_be_played_is_refused(argv: list[str], message: str) -> None:
