@@ -246,11 +246,13 @@ def kick_once(
     yaw: float = 0.0,
     trace: bool = False,
     walk_in: float = 0.0,
+    walk_in_rest: float = WALK_IN_EASE,
 ) -> KickTrial:
     """One kick from a fresh stand: place the robot, the ball at ``spot`` (robot frame), kick, measure.
 
     ``walk_in`` > 0: before the ball is put down the robot walks forward (:data:`WALK_IN_SPEED`) that many
-    s and stops as a kick task stops it, so the kick starts from the end of a walk, as in play.
+    s and stops as a kick task stops it, so the kick starts from the end of a walk, as in play; the ball is put
+    down and the kick requested ``walk_in_rest`` s after the walk's stop (a kick's ``rest`` in play).
     """
     x0, y0 = START[session.server_kind]
     _stand(session, x0, y0, yaw)
@@ -259,7 +261,7 @@ def kick_once(
         session.velocity(0.0, 0.0, 0.0)
         # the walk's own stop: its last steps, the linger and the ease into the stand (a kick task kicks then)
         session.spin_until(lambda: session.state.get('skill') == 'stand', WALK_STOP_WAIT, 'the walk did not stop')
-        session.wait_cycles(int(WALK_IN_EASE / CYCLE))
+        session.wait_cycles(int(walk_in_rest / CYCLE))
     p = session.pose
     assert p is not None
     c, s = math.cos(p.yaw), math.sin(p.yaw)
@@ -461,6 +463,7 @@ def run_kicks(
     trace: bool = False,
     yaw_spread: float = 0.3,
     walk_in: float = 0.0,
+    walk_in_rest: float = WALK_IN_EASE,
 ) -> KickResult:
     """``trials`` kicks (see the module doc); ``foot`` right, left or both (by turns); ``noise``:
     the ball's spot uniformly within +-``noise`` m in x and y."""
@@ -484,7 +487,7 @@ def run_kicks(
         x, y = x + rng.uniform(-noise, noise), y + rng.uniform(-noise, noise)
         yaw = rng.uniform(-yaw_spread, yaw_spread)
         result.kicks.append(
-            kick_once(session, skill_name(kick, side), (x, y), swing, direction_deg, yaw, trace, walk_in)
+            kick_once(session, skill_name(kick, side), (x, y), swing, direction_deg, yaw, trace, walk_in, walk_in_rest)
         )
     return result
 
@@ -506,6 +509,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     ap.add_argument('--yaw-spread', type=float, default=0.3, help='rad: the robot faces a random way within +-this')
     ap.add_argument('--walk-in', type=float, default=0.0, help='s the robot walks forward before each kick')
+    ap.add_argument(
+        '--walk-in-rest',
+        type=float,
+        default=WALK_IN_EASE,
+        help="s after the walk-in stops before the kick is requested (a kick's rest in play)",
+    )
     ap.add_argument('--kicks-config', default='', help='walk: the kicks file the player reads (default: shipped)')
     ap.add_argument('--trace', action='store_true', help='the torso and the ball every 5 cycles, on stderr')
     ap.add_argument('--realtime', action='store_true', help='the server at real time (default: sync, flat out)')
@@ -531,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
             args.trace,
             args.yaw_spread,
             args.walk_in,
+            args.walk_in_rest,
         )
         print(json.dumps(result.as_dict()), flush=True)
     return 0
