@@ -12,7 +12,12 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
 3. **pass** with a kick the robot stays up after, to a teammate ahead of the ball who is free
    (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
    of him, when the kick's distance fits the pass;
-4. **dribble** otherwise: at the goal, or, with an opponent in the way, past him on the side with
+4. **advance** when no one presses the ball and a kick the robot stays up after carries it at
+   least :data:`ADVANCE_MIN` m: kick it up the field at their goal's centre, or up to
+   :data:`ADVANCE_TURN` degrees off that line where the lane is free, the ball stays in and ends
+   half the kick's distance nearer their goal; a walk cannot carry the ball as far in the time
+   (a T1 dribbles at about 0.1 m/s);
+5. **dribble** otherwise: at the goal, or, with an opponent in the way, past him on the side with
    more room.
 
 A set play of ours (``set_play``) never shoots: no direct goal from a kick-off or an indirect
@@ -47,6 +52,10 @@ PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver ste
 CLEAR_SLACK = 2.0  # m either side of a clear's or a set play's target
 DRIBBLE_IN = 5.0  # m from the goal's centre within which a dribble into the goal beats a kick one falls after
 GOAL_PAST = 1.0  # m behind the goal line a dribble at the goal aims (the ball must cross the line, not stop on it)
+ADVANCE_MIN = 6.0  # m an upright kick must carry the ball to be worth more than a dribble up the field
+ADVANCE_TURNS = (0.0, 20.0, -20.0, 40.0, -40.0)  # deg off the line to their goal's centre an advance may go, in order
+ADVANCE_TURN = max(ADVANCE_TURNS)
+TOUCH_MARGIN = 1.5  # m inside the touchlines the ball of an advance must stop (beyond them it is their throw-in)
 
 
 @dataclass(frozen=True)
@@ -158,6 +167,32 @@ def far_kick(kicks: Sequence[KickReach]) -> KickReach | None:
     return max(far, key=lambda k: (not k.falls, k.distance)) if far else None
 
 
+def _advance(ball: Point, half: Point, goal_width: float, kicks: Sequence[KickReach], robots: Sequence[Point]):
+    """An upright kick of at least :data:`ADVANCE_MIN` m, where to and the slack: the first free line of
+    :data:`ADVANCE_TURNS`. A ball that may reach the goal line is aimed inside the posts."""
+    upright = [k for k in kicks if not k.falls and k.distance >= ADVANCE_MIN]
+    if not upright:
+        return None
+    kick = max(upright, key=lambda k: k.distance)
+    reach = kick.distance + kick.sd
+    goal = (half[0], 0.0)
+    heading = math.atan2(goal[1] - ball[1], goal[0] - ball[0])
+    for turn in ADVANCE_TURNS:
+        a = heading + math.radians(turn)
+        d = min(reach, _dist(ball, goal)) if turn == 0.0 else reach
+        target = (ball[0] + d * math.cos(a), ball[1] + d * math.sin(a))
+        if turn != 0.0 and (
+            abs(target[1]) > half[1] - TOUCH_MARGIN
+            or target[0] > half[0]  # out over a line: their throw-in or goal kick
+            or _dist(ball, goal) - _dist(target, goal) < kick.distance / 2.0  # out to a corner, no nearer the goal
+        ):
+            continue
+        if lane_clearance(ball, target, robots) >= LANE_RADIUS:
+            slack = _mouth_slack(goal, goal_width) if target == goal else CLEAR_SLACK
+            return target, kick, slack
+    return None
+
+
 def _dribble_target(ball: Point, goal: Point, opponents: Sequence[Point], half: Point) -> Point:
     """Towards ``goal``; past an opponent in the way on the side with more room."""
     heading = math.atan2(goal[1] - ball[1], goal[0] - ball[0])
@@ -231,6 +266,10 @@ def choose_on_ball(
     if p is not None:
         _, unum, target, kick = p
         return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
+    ahead = None if pressed else _advance(ball, half, goal_width, kicks, robots)
+    if ahead is not None:
+        target, kick, slack = ahead
+        return Choice(Kick(target=target, kick=kick.name, slack=slack), 'advance')
     goal_past = (half[0] + GOAL_PAST, 0.0)
     target = _dribble_target(ball, goal_past, opponents, half)
     slack = _mouth_slack(target, goal_width) if target == goal_past else 0.0

@@ -96,3 +96,38 @@ def test_near_the_goal_it_dribbles_in_rather_than_kick_and_fall() -> None:
     assert choose((20.0, 0.0)).reason == 'shoot'  # 7.5 m out: too far to dribble in, so the long kick
     wall = [(25.0, y) for y in (-1.2, -0.4, 0.4, 1.2)]
     assert choose((24.0, 0.0), opponents=wall).reason != 'dribble in'  # no lane
+
+
+T1_LONG = KickReach('long', 13.6, 2.0)  # config/kicks.yaml's T1 long kick: about 14 m, upright 4 kicks in 5
+
+
+def test_far_from_their_goal_it_kicks_the_ball_up_the_field_rather_than_dribble_it() -> None:
+    c = choose((0.0, 0.0), kicks=(T1_LONG,))
+    assert c.reason == 'advance' and isinstance(c.request, Kick) and c.request.kick == 'long'
+    assert c.request.target == pytest.approx((15.6, 0.0))  # at their goal's centre, as far as it may go
+    # an opponent in that lane: a line off it that is free, still up the field
+    c = choose((0.0, 0.0), kicks=(T1_LONG,), opponents=[(6.0, 0.0)])
+    assert c.reason == 'advance' and c.request.target[0] > 10.0
+    assert lane_clearance((0.0, 0.0), c.request.target, [(6.0, 0.0)]) >= 0.5
+    # pressed, a kick the robot falls after, a short kick, or every line blocked: it dribbles
+    assert choose((0.0, 0.0), kicks=(T1_LONG,), opponents=[(0.8, 0.5)]).reason == 'dribble'
+    assert choose((0.0, 0.0), kicks=(LONG,)).reason == 'dribble'
+    assert choose((0.0, 0.0), kicks=(NAO_KICK,)).reason == 'dribble'
+    wall = [(3.0, y) for y in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)]
+    assert choose((0.0, 0.0), kicks=(T1_LONG,), opponents=wall).reason == 'dribble'
+
+
+def test_an_advance_never_sends_the_ball_over_a_touchline_or_wide_past_the_goal() -> None:
+    for ball in ((0.0, 16.0), (5.0, -16.5), (12.0, 10.0), (14.0, 0.0)):
+        for blocker in ((), ((ball[0] + 4.0, ball[1] * 0.8),)):
+            c = choose(ball, kicks=(T1_LONG,), opponents=blocker)
+            if c.reason != 'advance':
+                continue
+            (x, y), slack = c.request.target, c.request.slack
+            assert abs(y) <= HALF[1] - 1.5 and x <= HALF[0]
+            if x == HALF[0]:  # it may reach the goal line: inside the posts
+                assert abs(y) + slack < GOAL_WIDTH / 2.0
+    c = choose((14.0, 0.0), kicks=(T1_LONG,))  # 13.5 m out: no shot (11.6 m sure), but aimed at the goal
+    assert c.reason == 'advance' and c.request.target == (HALF[0], 0.0)
+    # that line blocked: not out towards a corner, where the ball ends little nearer the goal
+    assert choose((14.0, 0.0), kicks=(T1_LONG,), opponents=[(18.0, 0.0)]).reason == 'dribble'
