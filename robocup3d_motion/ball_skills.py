@@ -35,6 +35,7 @@ GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
 KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
+STOP_DRIFT = 0.6  # s: a walk told to stop goes on about this long at its speed (a T1 went on 2-18 cm)
 
 
 def wrap(a: float) -> float:
@@ -70,6 +71,7 @@ class View:
     fallen: bool = False  # lying or getting up
     skill: str | None = None  # the skill playing (not the walk or the stand)
     walking: bool = False  # the walk is still stepping
+    speed: float = 0.0  # m/s forward the walk steps now (its odometry)
     walk_kick: str = ''  # an in-walk kick: 'asked' (waiting for its foot's step), 'swinging', 'missed', or ''
 
 
@@ -384,8 +386,11 @@ class KickTask(Task):
         sx, sy = self.spec.spot(foot)
         tol = self.spec.tolerance
         k = 1.5 if self.phase == 'settling' else 1.0  # no flapping at the edge while the walk stops
+        # walking onto the spot, stop where the walk will come to rest, not where it is: stopped at the spot, a
+        # T1 ended nearer the ball, went round it to come again, and pushed it on each time
+        drift = max(0.0, v.speed) * STOP_DRIFT if v.walking else 0.0
         aligned = (
-            abs(bx - sx) < k * tol.x
+            abs(bx - drift - sx) < k * tol.x
             and abs(by - sy) < k * tol.y
             and abs(wrap(face - pose[2])) < k * math.radians(tol.yaw_deg)
         )

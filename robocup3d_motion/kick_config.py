@@ -75,6 +75,7 @@ class KickSpec(Section):
     tolerance: Tolerance = Tolerance()
     stop: bool = True
     rest: NonNegative = 0.0  # s the robot stands still, its walk stopped, before the kick starts
+    recover: NonNegative = 0.0  # s it stands after the kick's motion before it may walk again
     duration: Positive = 1.0
     distance: Model
     angle_deg: Finite = 0.0  # where the ball goes off the robot's heading (right foot; the left mirrors it)

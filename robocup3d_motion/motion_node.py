@@ -192,6 +192,7 @@ class MotionCore:
         self.walk_linger = 1.0
         self._rest_since: float | None = None
         self._stand_asked = False  # a stand request: no lingering
+        self._still_until = -math.inf  # no walk before this (a kick's ``recover``: the body still sways)
         # tasks (go to, kick, dribble) and what they read of the world model
         self.ball_skills = ball_skills or BallSkills()
         self.task: Task | None = None
@@ -307,6 +308,7 @@ class MotionCore:
             skill=self.skill if self.player is not None and not self.is_getup else None,
             # the walk, or the ease from its stance into the stand: a kick that stops first waits for both
             walking=self.skill == WALK or self._stand_from is not None,
+            speed=self.walk.odometry[0] if self.walk is not None and self.skill == WALK else 0.0,
             walk_kick=self.walk.kick_state if self.walk is not None else '',
         )
 
@@ -464,6 +466,7 @@ class MotionCore:
                 cmd = self._skill_balance(self.player, t, cmd)
             if done:
                 was_getup = self.is_getup
+                self._still_until = t + self._recover_after(self.skill)
                 self._start(STAND)
                 if was_getup:
                     self._pause_until = t + self.getup_pause  # let the detector see the result first
@@ -520,6 +523,13 @@ class MotionCore:
                 out[j] = min(max(v, spec.lower), spec.upper) if spec is not None else v
         return out
 
+    def _recover_after(self, skill: str) -> float:
+        """Seconds to stand after ``skill`` before walking: its kick's ``recover``, else 0."""
+        for spec in self.ball_skills.kicks.values():
+            if skill in (spec.right, spec.left):
+                return spec.recover
+        return 0.0
+
     def _look(self, t: float) -> dict[str, float]:
         """Neck targets towards the last good ball estimate (up to ``LOOK_AGE`` s old), else a sweep to find it.
 
@@ -532,7 +542,7 @@ class MotionCore:
 
     def _walk_wanted(self, t: float) -> bool:
         """Walk while commanded, or until a running walk has rested ``walk_linger`` s; never while fallen."""
-        if self.state.fallen and self.imu_ok:
+        if (self.state.fallen and self.imu_ok) or t < self._still_until:
             return False
         return self.commander.active(t) or (self.skill == WALK and self.walk is not None)
 

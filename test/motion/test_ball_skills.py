@@ -468,3 +468,54 @@ def test_a_ball_nearer_than_the_spot_is_walked_round_not_into() -> None:
     task, closest, skill = run_kick(robot, ball, seconds=30.0)
     assert skill is not None and aligned(robot, ball, task.foot)
     assert closest >= start - 0.01, f'walked to within {closest:.2f} m of the ball'
+
+
+def _walk_after_kick(recover: float) -> float:
+    """Seconds from the end of a T1 long kick to the walk, with cmd_vel asked every cycle from its end."""
+    spec = SPEC.model_copy(update={'right': 'KICK_LONG_RIGHT', 'left': 'KICK_LONG_LEFT', 'recover': recover})
+    core = _core({'long': spec})
+    t = 0.0
+
+    def cycle() -> None:
+        nonlocal t
+        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=t)
+        core.step(t, {}, wall=t)
+        t = round(t + DT, 6)
+
+    cycle()
+    assert core.request('KICK_LONG_RIGHT') == ''
+    while core.skill == 'KICK_LONG_RIGHT' and t < 5.0:
+        cycle()
+    ended = t
+    while core.skill != 'walk' and t < ended + 5.0:
+        core.set_velocity(0.3, 0.0, 0.0, now=t)
+        cycle()
+    return t - ended
+
+
+def test_after_a_kick_with_a_recover_time_the_robot_stands_that_long_before_it_walks() -> None:
+    """A T1 walking off at once after its long kick fell (a strategy asks for the next task as the ball
+    leaves): the kick's ``recover`` s of standing come first, whatever is asked meanwhile."""
+    assert _walk_after_kick(0.0) < 0.1
+    assert 1.0 <= _walk_after_kick(1.0) < 1.1
+
+
+def test_walking_onto_the_spot_the_walk_is_stopped_where_it_will_come_to_rest() -> None:
+    """A walk told to stop goes on a little: stopped at the spot, the T1 ended up to 18 cm nearer the ball,
+    went round it to come again, and pushed it on each time. The stop comes where the walk's speed will
+    carry the robot onto the spot, and it settles there."""
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+
+    def behind(d: float) -> tuple[float, float, float]:
+        return spot[0] - d, spot[1], spot[2]
+
+    task = KickTask(1, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+    act = task.step(View(0.0, behind(0.12), (0.0, 0.0), walking=True, speed=0.25))
+    assert act.stop and task.phase == 'settling'  # 12 cm short at 0.25 m/s: stop now
+    assert task.step(View(0.2, behind(0.08), (0.0, 0.0), walking=True, speed=0.15)).stop
+    assert task.phase == 'settling'
+    # at a crawl, or standing, that far short is not there yet
+    for speed, walking in ((0.02, True), (0.0, False)):
+        other = KickTask(2, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
+        act = other.step(View(0.0, behind(0.12), (0.0, 0.0), walking=walking, speed=speed))
+        assert not act.stop and act.velocity is not None and other.phase == 'approaching'
