@@ -237,7 +237,9 @@ class Striker:
             mates,
             s.opponents,
             set_play=s.phase == 'ours',
-            kick_off_side=s.home[1] or 1.0,
+            # across from the side the taker's place is on: a kick that goes off at an angle to the side is taken
+            # from beside the ball on the other side (the T1's long kick, config/formations.yaml)
+            kick_off_side=-s.home[1] or 1.0,
         )
 
 

@@ -99,6 +99,7 @@ def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
 DEFAULT_HALVES = {'mujoco': (1, 30.0), 'simspark': (2, 300.0)}
 #: wall seconds without the game time moving after which a half is given up (a stalled server or team)
 STALL_SECONDS = 60.0
+SETTLE_S = 2.0  # s of server time the players stand at their kick-off places before the first kick-off
 
 
 def match_parser() -> argparse.ArgumentParser:
@@ -243,6 +244,9 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             runners.append(runner)
             _wait(trainer, watcher, 4.0)  # the left team must be in before the right one joins
         _wait_players(trainer, watcher, 2 * args.players, timeout=60.0, log=log)
+        # beamed, they stand: a player's pose estimate settles within a second of a beam (the IMU's landing jolt),
+        # and a kick-off given 0.2 s after it was walked up to on a pose 23 cm off (sync mode on a loaded machine)
+        _wait_server_time(trainer, watcher, SETTLE_S, timeout=60.0)
         log(f'{len(watcher.latest)} players connected; kick-off {args.teams[0]}')
         play_halves(trainer, watcher, runners, args, result, log, server_halves=False)
         watcher.spin_for(1.2)
@@ -336,6 +340,20 @@ def _wait(trainer: TrainerClient, watcher: _DiagnosticsWatcher | None, seconds: 
         trainer.poll(0.02)
         if watcher is not None:
             watcher.spin_for(0.03)
+
+
+def _wait_server_time(
+    trainer: TrainerClient, watcher: _DiagnosticsWatcher | None, seconds: float, timeout: float
+) -> None:
+    """Wait until the server's clock has run ``seconds`` (RCSSServerMJ's ``gt``; without one, wall seconds),
+    or ``timeout`` wall seconds."""
+    t0 = trainer.state.server_time
+    if t0 is None:
+        _wait(trainer, watcher, seconds)
+        return
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and (trainer.state.server_time or t0) - t0 < seconds:
+        _wait(trainer, watcher, 0.1)
 
 
 def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, timeout: float, log: callable) -> None:

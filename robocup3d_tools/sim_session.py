@@ -210,6 +210,8 @@ class SimSession:
             self.spin_until(lambda: self.pose is not None, 60.0, 'no torso pose in the monitor stream')
         else:
             self.spin_until(lambda: self.pose is not None, 60.0, f'no torso pose from the {self.truth}')
+            if self.play:  # the strategy beams in BeforeKickOff: its pose estimate settles within a second (a match
+                self.wait_cycles(100)  # waits too, robocup3d_tools.match.SETTLE_S), then our kick-off
             self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
         self.wait_cycles(25)
         return self
