@@ -238,6 +238,11 @@ class BallTracker:
         self._reset(time, np.mean([*agree.values(), z], axis=0), sigma)
         return 'corroborated'
 
+    def place(self, time: float, x: float, y: float, sigma: float) -> None:
+        """The ball is known to lie at rest at ``(x, y)`` within ``sigma`` m (where the rules put it)."""
+        self.predict(time)
+        self._reset(time, np.array([x, y]), sigma)
+
     def _start(self, x: float, y: float, sigma: float) -> None:
         """The filter starts again at ``(x, y)``, at rest."""
         self.px, self.py, self.vx, self.vy = x, y, 0.0, 0.0

@@ -42,6 +42,11 @@ __all__ = ['HISTORY_S', 'MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'm
 
 HISTORY_S = 0.5  # s of past tilt, neck angles and motion kept for late inputs
 CYCLE_S = 0.02  # s, the server cycle of both servers
+#: Play modes in which the rules hold the ball at the centre spot (both servers' names): an unknown ball is
+#: there (a T1 at its kick-off place cannot see a ball 0.4 m ahead with its head level)
+CENTRE_SPOT_MODES = frozenset({'BeforeKickOff', 'KickOff_Left', 'KickOff_Right'})
+CENTRE_SPOT_SIGMA = 0.05  # m: how well the spot is known
+CENTRE_SPOT_LOST = 0.5  # m: an estimate vaguer than this, not seen this cycle, is put on the spot in those modes
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +193,9 @@ class WorldModel:
             if r.position is not None:
                 self.players.observe_report(r.time, (inp.team, r.unum), r.position, r.fallen, r.intent)
         self.ball.predict(now)
+        seen = level is not None and level.ball is not None
+        if inp.play_mode in CENTRE_SPOT_MODES and not seen and self.ball.cp > CENTRE_SPOT_LOST**2:
+            self.ball.place(now, 0.0, 0.0, CENTRE_SPOT_SIGMA)
         return WorldState(
             time=now,
             side=inp.side,

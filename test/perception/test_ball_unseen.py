@@ -35,8 +35,9 @@ def _without_ball_from(lines: list[str], t0: float) -> list[str]:
 
 def test_a_ball_taken_away_is_lost_within_half_a_second(shared_dir) -> None:
     """type 3 saw the ball in every See; without it from half way, the estimate is lost (sigma > 1 m, the
-    players' threshold) within 0.5 s instead of lingering where the ball was."""
-    lines = _lines(shared_dir, 'type3_single_agent.txt')
+    players' threshold) within 0.5 s instead of lingering where the ball was. (The capture is of BeforeKickOff,
+    when the rules hold the ball on the centre spot: read as play on.)"""
+    lines = [ln.replace('BeforeKickOff', 'PlayOn') for ln in _lines(shared_dir, 'type3_single_agent.txt')]
     seen = list(run_capture(lines))
     assert all(s.ball_seen for s in seen)
     assert max(_sigma(s) for s in seen[10:]) < 0.3
@@ -81,3 +82,19 @@ def test_only_points_well_inside_the_camera_view_count() -> None:
     assert not in_view(obs, np.array([13.0, 0.0, 0.0]))  # beyond 12 m
     no_camera = LevelObservations((), np.zeros((0, 3)), None, (), np.zeros((0, 2, 3)), 0.0, 1.0)
     assert not in_view(no_camera, np.array([3.0, 0.0, 0.0]))
+
+
+def test_before_and_during_a_kick_off_the_ball_is_on_the_centre_spot_seen_or_not(shared_dir) -> None:
+    """The rules hold the ball on the centre spot until the kick-off is taken: a player that cannot see it (a
+    T1 at its kick-off place, the ball 0.4 m ahead and its head level) still knows where it is. In play it
+    does not: a ball never seen stays unknown."""
+    lines = _lines(shared_dir, 'type3_single_agent.txt')  # BeforeKickOff throughout
+    assert all('BeforeKickOff' in ln for ln in lines if '(pm ' in ln)
+    unseen = list(run_capture(BALL.sub('', ln) for ln in lines))
+    assert unseen and not any(s.ball_seen for s in unseen)
+    assert all(s.state.ball.valid and math.hypot(*s.state.ball.position[:2]) < 1e-9 for s in unseen)
+    assert max(_sigma(s) for s in unseen) <= 0.5
+    seen = list(run_capture(lines))  # what it sees agrees with the spot
+    assert all(math.hypot(*s.state.ball.position[:2]) < 0.3 for s in seen)
+    in_play = [ln.replace('BeforeKickOff', 'PlayOn') for ln in lines]
+    assert not any(s.state.ball.valid for s in run_capture(BALL.sub('', ln) for ln in in_play))
