@@ -363,7 +363,9 @@ def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, 
         if len(ready) >= n:
             return
         _wait(trainer, watcher, 0.5)
-    log(f'warning: only {len(watcher.latest)} of {n} players reported within {timeout:.0f} s')
+    ready = [k for k, v in watcher.latest.items() if int(v.get('cycles', '0')) > 0]
+    # players that joined but got no cycle: the server stalled as they joined (docs/servers.md)
+    log(f'warning: only {len(ready)} of {n} players ran a cycle within {timeout:.0f} s ({len(watcher.latest)} joined)')
 
 
 def format_result(r: MatchResult) -> str:
