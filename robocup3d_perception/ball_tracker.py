@@ -241,7 +241,8 @@ class BallTracker:
     def place(self, time: float, x: float, y: float, sigma: float) -> None:
         """The ball is known to lie at rest at ``(x, y)`` within ``sigma`` m (where the rules put it)."""
         self.predict(time)
-        self._reset(time, np.array([x, y]), sigma)
+        self._start(x, y, sigma)
+        self.last_update = time
 
     def _start(self, x: float, y: float, sigma: float) -> None:
         """The filter starts again at ``(x, y)``, at rest."""

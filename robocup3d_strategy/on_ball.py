@@ -13,8 +13,8 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
    (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
    of him, when the kick's distance fits the pass;
 4. **advance** when no one presses the ball and a kick the robot stays up after carries it at
-   least :data:`ADVANCE_MIN` m: kick it up the field at their goal's centre, or up to
-   :data:`ADVANCE_TURN` degrees off that line where the lane is free, the ball stays in and ends
+   least :data:`ADVANCE_MIN` m: kick it up the field at their goal's centre, or along a line off it
+   (:data:`ADVANCE_TURNS`, up to 40 degrees) where the lane is free, the ball stays in and ends
    half the kick's distance nearer their goal; a walk cannot carry the ball as far in the time
    (a T1 dribbles at about 0.1 m/s);
 5. **dribble** otherwise: at the goal, or, with an opponent in the way, past him on the side with
@@ -54,7 +54,6 @@ DRIBBLE_IN = 5.0  # m from the goal's centre within which a dribble into the goa
 GOAL_PAST = 1.0  # m behind the goal line a dribble at the goal aims (the ball must cross the line, not stop on it)
 ADVANCE_MIN = 6.0  # m an upright kick must carry the ball to be worth more than a dribble up the field
 ADVANCE_TURNS = (0.0, 20.0, -20.0, 40.0, -40.0)  # deg off the line to their goal's centre an advance may go, in order
-ADVANCE_TURN = max(ADVANCE_TURNS)
 TOUCH_MARGIN = 1.5  # m inside the touchlines the ball of an advance must stop (beyond them it is their throw-in)
 
 
