@@ -116,7 +116,8 @@ class Sim:
         return z, float(r[8]), float(r[6])
 
     def extra(self) -> str:
-        """Measured leg joints (deg), the CoM's height and its distance ahead of the feet along the chest."""
+        """The left hip, knee, ankle and shoulder (deg), the CoM's height, how far it is ahead of the feet (m, towards
+        the head at the lay-down), the z of the left sole's normal and the feet's height."""
         d, q = self.data, self.measured()
         legs = ' '.join(f'{q[j] / D2R:4.0f}' for j in ('llj1', 'llj4', 'llj5', 'laj1'))
         com = d.subtree_com[self.torso]
