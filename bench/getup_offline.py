@@ -1,0 +1,317 @@
+"""Direct-MuJoCo get-up trials of the T1/K1 keyframe skills: a fast, rough stand-in for the server.
+
+    PYTHONPATH=. python bench/getup_offline.py --robot T1 --direction front --trials 20 [--skill FILE ...]
+        [--noise 1.0] [--trace]
+    PYTHONPATH=. python bench/getup_offline.py --direction front --search 3.t 4.t 9.llj5 ... --generations 40 \
+        --trials 6 --sigma 0.08 --out CANDIDATE       # CMA-ES over the shipped skill's values
+
+The scene and the actuators are RCSSServerMJ's (its ``world.xml`` and ``robot.xml``, 4 substeps of 5 ms per
+20 ms cycle, the PD law of ``BaseSimulation.ctrl_motor`` on the shared joint with its torque limit); the
+controller is the real :class:`~robocup3d_motion.motion_node.MotionCore`, whose command takes effect one
+cycle later. A trial lays the robot down as ``getup_tasks`` does and times it from the fall report to
+the start of 0.5 s upright. ``noise`` perturbs the joints at the lay-down, its height and tilt, and drops a
+command now and then, standing in for what this model lacks. Its verdicts carried over to the server only
+roughly before (docs/getup.md): a candidate found here must be timed there.
+
+``--search`` runs CMA-ES (popsize 10) over ``FRAME.t``/``FRAME.JOINT`` values of the shipped skill (or ``--skill``):
+a duration within 0.3-1.5 times the file's (the hold after the front roll, ``3.t``, 0.02-0.8 s), a joint within
++-15 deg and its range, a left joint carrying its right twin; each candidate is scored by the mean over ``--trials``
+perturbed trials (new ones each generation) of the time to upright, 12 s for a failure. The CMA mean of every
+generation is written to ``OUT.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import random
+import statistics
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import rcsssmj
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from robocup3d_description.robots import mujoco_robot  # noqa: E402
+from robocup3d_motion.getup import DATA_DIR, KeyframeSkill, load_keyframe_skill  # noqa: E402
+from robocup3d_motion.motion_node import MotionCore  # noqa: E402
+
+RES = Path(rcsssmj.__file__).resolve().parent / 'resources'
+UPRIGHT_Z = {'T1': 0.55, 'K1': 0.46}
+LYING_Z = {'T1': 0.25, 'K1': 0.2}
+HOLD = 0.5
+D2R = math.pi / 180
+PREFIX = 'p_'
+
+
+def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
+
+
+def _qaxis(axis: tuple[float, float, float], angle: float) -> np.ndarray:
+    s = math.sin(angle / 2)
+    return np.array([math.cos(angle / 2), axis[0] * s, axis[1] * s, axis[2] * s])
+
+
+class Sim:
+    """One robot in RCSSServerMJ's soccer world, driven by the real motion core."""
+
+    def __init__(self, robot: str = 'T1') -> None:
+        self.robot = robot
+        self.spec = mujoco_robot(robot)
+        world = mujoco.MjSpec.from_file(str(RES / 'environments' / 'soccer' / 'world.xml'))
+        rspec = mujoco.MjSpec.from_file(str(RES / 'robots' / robot / 'robot.xml'))
+        world.worldbody.add_frame().attach_body(rspec.body('torso'), PREFIX, '')
+        self.model = m = world.compile()
+        self.data = mujoco.MjData(m)
+        self.cfg = yaml.safe_load((REPO / 'config' / 'robots.yaml').read_text(encoding='utf-8'))
+
+        def idx(kind: mujoco.mjtObj, name: str) -> int:
+            return mujoco.mj_name2id(m, kind, PREFIX + name)
+
+        self.acts = {
+            j.name: tuple(idx(mujoco.mjtObj.mjOBJ_ACTUATOR, j.effector + s) for s in ('_pos', '_vel', '_tau'))
+            for j in self.spec.joints
+        }
+        jid = {j.name: idx(mujoco.mjtObj.mjOBJ_JOINT, j.description) for j in self.spec.joints}
+        self.qadr = {n: int(m.jnt_qposadr[i]) for n, i in jid.items()}
+        torso = idx(mujoco.mjtObj.mjOBJ_BODY, 'torso')
+        self.free_q = int(m.jnt_qposadr[m.body_jntadr[torso]])
+        self.s_gyro = int(m.sensor_adr[idx(mujoco.mjtObj.mjOBJ_SENSOR, 'torso_gyro')])
+        self.s_acc = int(m.sensor_adr[idx(mujoco.mjtObj.mjOBJ_SENSOR, 'torso_acc')])
+        self.torso = torso
+
+    def apply(self, targets: dict[str, float], kp: dict[str, float], kd: dict[str, float]) -> None:
+        m, d = self.model, self.data
+        for name, (ip, iv, it) in self.acts.items():
+            p, v = kp.get(name, 0.0), kd.get(name, 0.0)
+            d.ctrl[ip], d.ctrl[iv], d.ctrl[it] = targets.get(name, 0.0), 0.0, 0.0
+            m.actuator_gainprm[ip, 0], m.actuator_biasprm[ip, 1] = p, -p
+            m.actuator_gainprm[iv, 0], m.actuator_biasprm[iv, 2] = v, -v
+
+    def measured(self) -> dict[str, float]:
+        return {n: float(self.data.qpos[a]) for n, a in self.qadr.items()}
+
+    def torso_state(self) -> tuple[float, float, float]:
+        """Torso height, z of its z axis (up), z of its x axis (chest)."""
+        d = self.data
+        z = float(d.xpos[self.torso][2])
+        r = d.xmat[self.torso]
+        return z, float(r[8]), float(r[6])
+
+    def extra(self) -> str:
+        """The left hip, knee, ankle and shoulder (deg), the CoM's height, how far it is ahead of the feet (m, towards
+        the head at the lay-down), the z of the left sole's normal and the feet's height."""
+        d, q = self.data, self.measured()
+        legs = ' '.join(f'{q[j] / D2R:4.0f}' for j in ('llj1', 'llj4', 'llj5', 'laj1'))
+        com = d.subtree_com[self.torso]
+        feet = [
+            mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, PREFIX + n)
+            for n in ('left_foot_link', 'right_foot_link')
+        ]
+        fx = 0.5 * (d.xpos[feet[0]] + d.xpos[feet[1]])
+        ahead = float(np.dot(com[:2] - fx[:2], self.heading))
+        fup = float(d.xmat[feet[0]][8])
+        return (
+            f' | hip/knee/ankle/arm {legs} com z {com[2]:.2f} ahead {ahead:+.2f} foot up {fup:+.2f} foot z {fx[2]:.2f}'
+        )
+
+    def upright(self) -> bool:
+        z, up, _ = self.torso_state()
+        return z > UPRIGHT_Z[self.robot] and up > 0.9
+
+    def trial(
+        self,
+        skills: dict[str, KeyframeSkill],
+        direction: str = 'front',
+        seed: int = 0,
+        noise: float = 1.0,
+        timeout: float = 10.0,
+        trace: bool = False,
+    ) -> float | None:
+        """Seconds from the fall report to 0.5 s upright, or None."""
+        rng = random.Random(seed)
+        m, d = self.model, self.data
+        mujoco.mj_resetData(m, d)
+        core = MotionCore(self.spec, self.cfg)
+        core.skills.update(skills)
+        hold = core.settings.hold_pose
+        for i in range(50):  # the controller has stood still before the lay-down
+            t = -1.0 + i * 0.02
+            core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), t)
+            core.step(t, dict(hold), t)
+        for n, a in self.qadr.items():
+            d.qpos[a] = hold.get(n, 0.0) + noise * rng.uniform(-3, 3) * D2R
+        pitch = {'front': math.pi / 2, 'back': -math.pi / 2}[direction] + noise * rng.uniform(-4, 4) * D2R
+        q = _qmul(
+            _qaxis((0, 0, 1), rng.uniform(-math.pi, math.pi)),
+            _qmul(_qaxis((1, 0, 0), noise * rng.uniform(-4, 4) * D2R), _qaxis((0, 1, 0), pitch)),
+        )
+        d.qpos[self.free_q : self.free_q + 3] = (
+            -3 + rng.uniform(-0.2, 0.2),
+            rng.uniform(-0.2, 0.2),
+            LYING_Z[self.robot],
+        )
+        d.qpos[self.free_q + 2] += noise * rng.uniform(-0.03, 0.03)
+        d.qpos[self.free_q + 3 : self.free_q + 7] = q
+        mujoco.mj_forward(m, d)
+        spine = d.xmat[self.torso].reshape(3, 3)[:, 2]
+        self.heading = np.array([spine[0], spine[1]]) / max(1e-6, math.hypot(spine[0], spine[1]))
+        cmd, (kp, kd) = dict(hold), core.gains()
+        fell_at: float | None = None
+        up_since: float | None = None
+        t = 0.0
+        for n in range(int((timeout + 3.0) / 0.02)):
+            self.apply(cmd, kp, kd)
+            mujoco.mj_step(m, d, 4)
+            t += 0.02
+            gyro = tuple(float(x) for x in d.sensordata[self.s_gyro : self.s_gyro + 3])
+            acc = tuple(float(x) for x in d.sensordata[self.s_acc : self.s_acc + 3])
+            core.on_imu(t, gyro, acc, t)
+            new = core.step(t, self.measured(), t)
+            if not (noise and rng.random() < 0.1 * noise):
+                cmd = new
+            kp, kd = core.gains()
+            if fell_at is None:
+                if core.state.fallen:
+                    fell_at = t
+                elif t > 4.0:
+                    return None
+                continue
+            if trace and n % 5 == 0:
+                z, up, chest = self.torso_state()
+                tilt = math.degrees(math.acos(max(-1.0, min(1.0, up))))
+                extra = self.extra()
+                print(f'  {t - fell_at:5.2f} z {z:5.2f} tilt {tilt:4.0f} chest {chest:+5.2f} {core.skill}{extra}')
+            if self.upright() and not core.state.fallen and not core.is_getup:
+                up_since = t if up_since is None else up_since
+                if t - up_since >= HOLD:
+                    return up_since - fell_at
+            else:
+                up_since = None
+            if t - fell_at > timeout or not np.all(np.isfinite(d.qpos)):
+                return None
+        return None
+
+
+MIRROR = {'llj1': ('rlj1', 1), 'llj2': ('rlj2', -1), 'llj3': ('rlj3', -1), 'llj4': ('rlj4', 1), 'llj5': ('rlj5', 1)}
+MIRROR |= {'laj1': ('raj1', 1), 'laj2': ('raj2', -1), 'laj3': ('raj3', 1)}
+FAIL_S = 12.0
+
+
+def search(
+    sim: Sim, path: Path, direction: str, names: list[str], generations: int, trials: int, sigma: float, out: Path
+) -> None:
+    """CMA-ES over ``names`` of the skill file ``path`` (see the module doc); its mean to ``out``.yaml."""
+    import cma  # noqa: PLC0415 - only for a search
+
+    doc0 = yaml.safe_load(path.read_text(encoding='utf-8'))
+    start = []
+    for n in names:
+        frame, key = n.split('.')
+        entry = doc0['frames'][int(frame)]
+        start.append(float(entry['t'] if key == 't' else entry['q'][key]))
+    lo = [max(0.02, v * 0.3) if n.endswith('.t') else v - 15 for n, v in zip(names, start, strict=True)]
+    hi = [v * 1.5 if n.endswith('.t') else v + 15 for n, v in zip(names, start, strict=True)]
+    if direction == 'front' and '3.t' in names:
+        lo[names.index('3.t')], hi[names.index('3.t')] = 0.02, 0.8
+    limits = {
+        j.name: (math.ceil(math.degrees(j.lower) * 10) / 10, math.floor(math.degrees(j.upper) * 10) / 10)
+        for j in sim.spec.joints
+    }
+
+    def joint(key: str, v: float) -> float:
+        a, b = limits[key]
+        return round(min(max(v, a), b), 1)
+
+    def make(x: list[float]) -> dict:
+        doc = copy.deepcopy(doc0)
+        for n, xi, a, b in zip(names, np.clip(x, 0, 1), lo, hi, strict=True):
+            v = float(a + (b - a) * xi)
+            frame, key = n.split('.')
+            entry = doc['frames'][int(frame)]
+            if key == 't':
+                entry['t'] = round(max(0.02, v), 3)
+                continue
+            entry['q'][key] = joint(key, v)
+            if key in MIRROR:
+                twin, sign = MIRROR[key]
+                entry['q'][twin] = joint(twin, sign * entry['q'][key])
+        return doc
+
+    tmp = out.with_suffix('.candidate.yaml')
+
+    def score(x: list[float], seeds: list[int]) -> tuple[float, int]:
+        tmp.write_text(yaml.safe_dump(make(x), sort_keys=False), encoding='utf-8')
+        skill = load_keyframe_skill(tmp, sim.spec)
+        times = [sim.trial({skill.name: skill}, direction, s, 1.0) for s in seeds]
+        return sum(FAIL_S if t is None else t for t in times) / len(times), sum(
+            t is not None and t < 5.0 for t in times
+        )
+
+    x0 = [(v - a) / (b - a) for v, a, b in zip(start, lo, hi, strict=True)]
+    es = cma.CMAEvolutionStrategy(x0, sigma, {'bounds': [0, 1], 'popsize': 10, 'seed': 3, 'verbose': -9})
+    for g in range(generations):
+        seeds = [5000 + 100 * g + k for k in range(trials)]
+        xs = es.ask()
+        res = [score(x, seeds) for x in xs]
+        es.tell(xs, [r[0] for r in res])
+        best = min(res)
+        mean = score(es.mean, seeds)
+        print(
+            f'gen {g} best {best[0]:.2f} ({best[1]}/{trials} clean) mean {mean[0]:.2f} ({mean[1]}/{trials})', flush=True
+        )
+        out.with_suffix('.yaml').write_text(yaml.safe_dump(make(es.mean), sort_keys=False), encoding='utf-8')
+        out.with_suffix('.json').write_text(json.dumps({'names': names, 'x': list(map(float, es.mean))}))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--robot', default='T1')
+    ap.add_argument('--direction', default='front', choices=('front', 'back'))
+    ap.add_argument('--trials', type=int, default=20)
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--noise', type=float, default=1.0)
+    ap.add_argument('--skill', nargs='*', default=[], metavar='FILE')
+    ap.add_argument('--trace', action='store_true', help='print the torso and the legs every 0.1 s')
+    ap.add_argument('--search', nargs='*', default=[], metavar='FRAME.KEY', help='CMA-ES over these values')
+    ap.add_argument('--generations', type=int, default=40)
+    ap.add_argument('--sigma', type=float, default=0.08)
+    ap.add_argument('--out', type=Path, default=Path('getup_candidate'))
+    args = ap.parse_args()
+    sim = Sim(args.robot)
+    if args.search:
+        path = Path(args.skill[0]) if args.skill else DATA_DIR / args.robot / f'getup_{args.direction}.yaml'
+        search(sim, path, args.direction, args.search, args.generations, args.trials, args.sigma, args.out)
+        return 0
+    skills = {s.name: s for s in (load_keyframe_skill(f, sim.spec) for f in args.skill)}
+    times = []
+    for s in range(args.seed, args.seed + args.trials):
+        took = sim.trial(skills, args.direction, s, args.noise, trace=args.trace)
+        times.append(took)
+        if args.trace:
+            print(f'trial {s}: {took}')
+    ok = [x for x in times if x is not None]
+    med = statistics.median(ok) if ok else None
+    print(f'{len(ok)}/{len(times)} up, median {med}, times {[None if x is None else round(x, 2) for x in times]}')
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
