@@ -39,6 +39,7 @@ setup(
         'viz': ['plotly', 'foxglove-sdk'],
         'test': [
             'pytest',
+            'pytest-rerunfailures',  # one more run of a failed live-server test (test/conftest.py)
             'hypothesis',
             'ruff',
             'import-linter',

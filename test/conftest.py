@@ -17,6 +17,22 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / 'shared'
 
 
+#: Modules whose tests drive robots on a real physics server. A walk, kick or get-up there falls now and then (a
+#: T1 turning in place fell in 1 CI run and in 0 of 24 runs here; a Nao's walk-up and kick in 1 CI run, 0 of 4
+#: here), so a failed test of theirs runs once more, as ``colcon test --retest-until-pass 1`` would. A broken
+#: behaviour fails both runs; every rerun is listed in the summary (``-rR``).
+LIVE_MODULES = ('_live', 'simspark', 'mujoco')
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin('rerunfailures'):
+        return
+    for item in items:
+        module = item.nodeid.split('::', 1)[0].rsplit('/', 1)[-1]
+        if any(key in module for key in LIVE_MODULES):
+            item.add_marker(pytest.mark.flaky(reruns=1))
+
+
 @pytest.fixture(scope='session')
 def shared_dir() -> Path:
     """The steering repo's shared/ folder (captures, reference files); skip without it."""
