@@ -25,6 +25,7 @@ LIVE_MODULES = ('_live', 'simspark', 'mujoco')
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """One rerun for each test of a :data:`LIVE_MODULES` module (when pytest-rerunfailures is installed)."""
     if not config.pluginmanager.hasplugin('rerunfailures'):
         return
     for item in items:
