@@ -23,12 +23,12 @@ generation is written to ``OUT.yaml``.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import random
 import statistics
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import mujoco
@@ -42,6 +42,8 @@ sys.path.insert(0, str(REPO))
 from robocup3d_description.robots import mujoco_robot  # noqa: E402
 from robocup3d_motion.getup import DATA_DIR, KeyframeSkill, load_keyframe_skill  # noqa: E402
 from robocup3d_motion.motion_node import MotionCore  # noqa: E402
+from robocup3d_tools.getup_search import keyframe_space  # noqa: E402
+from robocup3d_tools.optimize_config import load_optimize_config  # noqa: E402
 
 RES = Path(rcsssmj.__file__).resolve().parent / 'resources'
 UPRIGHT_Z = {'T1': 0.55, 'K1': 0.46}
@@ -210,63 +212,39 @@ class Sim:
         return None
 
 
-MIRROR = {'llj1': ('rlj1', 1), 'llj2': ('rlj2', -1), 'llj3': ('rlj3', -1), 'llj4': ('rlj4', 1), 'llj5': ('rlj5', 1)}
-MIRROR |= {'laj1': ('raj1', 1), 'laj2': ('raj2', -1), 'laj3': ('raj3', 1)}
 FAIL_S = 12.0
+STEP_DEG = 15.0  # a joint within this of the file's value
+T_SCALE = (0.3, 1.5)  # a duration within these times the file's
+FRONT_HOLD = (0.02, 0.8)  # s: the hold after the front roll (3.t)
 
 
 def search(
     sim: Sim, path: Path, direction: str, names: list[str], generations: int, trials: int, sigma: float, out: Path
 ) -> None:
-    """CMA-ES over ``names`` of the skill file ``path`` (see the module doc); its mean to ``out``.yaml."""
+    """CMA-ES over ``names`` of the skill file ``path`` (see the module doc); its mean to ``out``.yaml.
+
+    The space is ``robocup3d optimize``'s (:func:`~robocup3d_tools.getup_search.keyframe_space`, its twins from
+    config/optimize.yaml), with this search's own steps."""
     import cma  # noqa: PLC0415 - only for a search
 
-    doc0 = yaml.safe_load(path.read_text(encoding='utf-8'))
-    start = []
-    for n in names:
-        frame, key = n.split('.')
-        entry = doc0['frames'][int(frame)]
-        start.append(float(entry['t'] if key == 't' else entry['q'][key]))
-    lo = [max(0.02, v * 0.3) if n.endswith('.t') else v - 15 for n, v in zip(names, start, strict=True)]
-    hi = [v * 1.5 if n.endswith('.t') else v + 15 for n, v in zip(names, start, strict=True)]
+    mirror = load_optimize_config('optimize.yaml').getup[sim.robot].model_dump().get('mirror') or {}
+    config = {'step': {'default': STEP_DEG}, 't_scale': T_SCALE, 'mirror': mirror}
+    space = keyframe_space(sim.robot, direction, path, names, config)
     if direction == 'front' and '3.t' in names:
-        lo[names.index('3.t')], hi[names.index('3.t')] = 0.02, 0.8
-    limits = {
-        j.name: (math.ceil(math.degrees(j.lower) * 10) / 10, math.floor(math.degrees(j.upper) * 10) / 10)
-        for j in sim.spec.joints
-    }
-
-    def joint(key: str, v: float) -> float:
-        a, b = limits[key]
-        return round(min(max(v, a), b), 1)
-
-    def make(x: list[float]) -> dict:
-        doc = copy.deepcopy(doc0)
-        for n, xi, a, b in zip(names, np.clip(x, 0, 1), lo, hi, strict=True):
-            v = float(a + (b - a) * xi)
-            frame, key = n.split('.')
-            entry = doc['frames'][int(frame)]
-            if key == 't':
-                entry['t'] = round(max(0.02, v), 3)
-                continue
-            entry['q'][key] = joint(key, v)
-            if key in MIRROR:
-                twin, sign = MIRROR[key]
-                entry['q'][twin] = joint(twin, sign * entry['q'][key])
-        return doc
-
+        i = names.index('3.t')
+        lo, hi = list(space.lo), list(space.hi)
+        lo[i], hi[i] = FRONT_HOLD
+        space = replace(space, lo=tuple(lo), hi=tuple(hi))
     tmp = out.with_suffix('.candidate.yaml')
 
     def score(x: list[float], seeds: list[int]) -> tuple[float, int]:
-        tmp.write_text(yaml.safe_dump(make(x), sort_keys=False), encoding='utf-8')
-        skill = load_keyframe_skill(tmp, sim.spec)
+        skill = load_keyframe_skill(space.write(x, tmp), sim.spec)
         times = [sim.trial({skill.name: skill}, direction, s, 1.0) for s in seeds]
         return sum(FAIL_S if t is None else t for t in times) / len(times), sum(
             t is not None and t < 5.0 for t in times
         )
 
-    x0 = [(v - a) / (b - a) for v, a, b in zip(start, lo, hi, strict=True)]
-    es = cma.CMAEvolutionStrategy(x0, sigma, {'bounds': [0, 1], 'popsize': 10, 'seed': 3, 'verbose': -9})
+    es = cma.CMAEvolutionStrategy(space.x0(), sigma, {'bounds': [0, 1], 'popsize': 10, 'seed': 3, 'verbose': -9})
     for g in range(generations):
         seeds = [5000 + 100 * g + k for k in range(trials)]
         xs = es.ask()
@@ -277,7 +255,7 @@ def search(
         print(
             f'gen {g} best {best[0]:.2f} ({best[1]}/{trials} clean) mean {mean[0]:.2f} ({mean[1]}/{trials})', flush=True
         )
-        out.with_suffix('.yaml').write_text(yaml.safe_dump(make(es.mean), sort_keys=False), encoding='utf-8')
+        space.write(es.mean, out.with_suffix('.yaml'))
         out.with_suffix('.json').write_text(json.dumps({'names': names, 'x': list(map(float, es.mean))}))
 
 
