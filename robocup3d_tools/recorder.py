@@ -31,7 +31,8 @@ Written besides the players' topics:
 ``--publish-tf`` also publishes ``/tf`` and ``/tf_static`` live, the same messages (on a ROS 2 install:
 ``tf2_msgs`` has no wheel on PyPI); ``robocup3d tf`` does only that, with no bag.
 
-SIGINT or SIGTERM closes the bag cleanly; ``--duration`` stops after that many seconds of wall time.
+SIGINT or SIGTERM closes the bag cleanly, after writing what had reached the recorder by then; ``--duration``
+stops after that many seconds of wall time.
 """
 
 from __future__ import annotations
@@ -593,13 +594,14 @@ class Recorder:
             self.tracker = SceneTracker()
         print(f'record: ground truth from the {server} monitor stream', file=sys.stderr, flush=True)
 
-    def poll_monitor(self) -> None:
+    def poll_monitor(self) -> int:
+        """Write the ground truth of the monitor messages that arrived; return how many arrived."""
         from robocup3d_bridge.link import LinkDown  # noqa: PLC0415
         from robocup3d_tools.monitor_truth import read_truths  # noqa: PLC0415
         from robocup3d_tools.simspark_truth import is_simspark_message  # noqa: PLC0415
 
         if self.trainer is None:
-            return
+            return 0
         try:
             batch = self.trainer.receive(0.0)
             if batch and self.tracker is None:
@@ -611,7 +613,7 @@ class Recorder:
             print('record: the monitor connection closed: no more ground truth', file=sys.stderr)
             self.trainer.close()
             self.trainer = None
-            return
+            return 0
         for ns, truth in read_truths(batch, self.monitor_state, self.tracker, self.dump):
             if self.monitor_clock is not None:
                 ns = self.monitor_clock.stamp(ns, self.clock_ns, self.tracker.game_time, self.tracker.running)
@@ -620,6 +622,7 @@ class Recorder:
             self._truth_ns = ns
             self.now_ns = max(self.now_ns, ns)
             self._write_truth(ns, truth)
+        return len(batch)
 
     def _write_truth(self, ns: int, truth: object) -> None:
         from robocup3d_tools.monitor_truth import game_of  # noqa: PLC0415
@@ -677,12 +680,29 @@ class Recorder:
             self._drain()
             self.poll_monitor()
 
-    def _drain(self, most: int = 500) -> None:
-        """Take every message already waiting (``spin_once`` takes one): a sync-mode match outruns one a loop."""
+    def _drain(self, most: int = 500, wait: float = 0.0) -> int:
+        """Take every message already waiting (``spin_once`` takes one): a sync-mode match outruns one a loop.
+
+        ``wait``: how long to wait for the first one. Returns how many were taken.
+        """
+        start = self.received
         for _ in range(most):
             before = self.received
-            self.rclpy.spin_once(self.node, timeout_sec=0.0)
+            self.rclpy.spin_once(self.node, timeout_sec=wait if self.received == start else 0.0)
             if self.received == before:
+                break
+        return self.received - start
+
+    def finish(self, quiet: float = 0.05, most: float = 1.0) -> None:
+        """Catch up before the bag closes: what had reached the recorder when it was stopped is written too.
+
+        A loaded recorder runs behind the players (up to 1.7 s in a sync-mode match): their messages wait in
+        its subscriptions and the monitor's in its socket. Take them until ``quiet`` s pass with none, or for
+        ``most`` s at the longest (a team that plays on never goes quiet).
+        """
+        end = time.monotonic() + most
+        while time.monotonic() < end:
+            if not self._drain(most=10_000, wait=quiet) + self.poll_monitor():
                 return
 
     def close(self) -> None:
@@ -775,6 +795,7 @@ def main(argv: list[str] | None = None) -> int:
         rec.start_ros()
         rec.connect_monitor()
         rec.run()
+        rec.finish()
     finally:
         rec.close()
     total = sum(rec.counts.values())
