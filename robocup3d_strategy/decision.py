@@ -59,6 +59,11 @@ TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's 
 TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
 ROLLING = 0.3  # m: a ball that will stop this much nearer our goal line rolls towards it
 SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
+# The goalie guards standing anywhere this deep in front of its line (m), keeping its depth: a walk that cannot step
+# back turns round to walk to a place behind it (a T1 sent 1.1 m back to its line turned round and round for 40 s)
+GUARD_DEPTH = 1.5
+GUARD_STEP = 0.5  # m: within that depth, a guard place further along the line is walked to this much at a time,
+# sidestepping and facing the ball (a place further than the walk's near range is turned to and walked to)
 
 
 @dataclass(frozen=True)
@@ -273,7 +278,17 @@ class Goalie:
             side = math.copysign(1.0, y - by or by or 1.0)
             y = by + side * math.sqrt(max(keep * keep - (bx - line_x) ** 2, 0.0))
             return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'keep the distance')
-        return Choice(GoTo(x=line_x, y=y, theta=math.atan2(by - y, bx - line_x)), 'guard')
+        x, y = _guard_place(s.pose, line_x, y)
+        return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'guard')
+
+
+def _guard_place(pose: tuple[float, float, float] | None, line_x: float, y: float) -> tuple[float, float]:
+    """Where the goalie guards from, to cover ``y`` on its line: standing within :data:`GUARD_DEPTH` in front of
+    the line, at its own depth and at most :data:`GUARD_STEP` along it from where it stands; else on the line."""
+    if pose is None or not line_x - 0.2 <= pose[0] <= line_x + GUARD_DEPTH:
+        return line_x, y
+    px, py = pose[0], pose[1]
+    return px, py + max(-GUARD_STEP, min(GUARD_STEP, y - py))
 
 
 def _crossing(ball: tuple[float, float], stop: tuple[float, float] | None, line_x: float) -> float | None:

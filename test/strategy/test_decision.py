@@ -9,7 +9,16 @@ import random
 import pytest
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
-from robocup3d_strategy.decision import FIELDS, Decider, Mate, Situation, assign, choose_role, phase_of
+from robocup3d_strategy.decision import (
+    FIELDS,
+    GUARD_STEP,
+    Decider,
+    Mate,
+    Situation,
+    assign,
+    choose_role,
+    phase_of,
+)
 from robocup3d_strategy.formation import beam_pose
 from robocup3d_strategy.on_ball import GOAL_PAST, KickReach
 from robocup3d_strategy.roles import load_roles, scram
@@ -335,9 +344,28 @@ def test_the_goalie_goes_where_a_rolling_ball_will_cross_its_line() -> None:
     assert abs(Decider().decide(shot, 0.0).y) < 0.1  # a ball straight in front: the centre
     shot.ball_stop = (-30.0, 2.0)  # rolling past the line, to the left post's side
     req = Decider().decide(shot, 0.0)
+    assert isinstance(req, GoTo) and req.y == pytest.approx(GUARD_STEP)  # a sidestep at a time towards it
+    near = situation(unum=1, pose=(-27.0, 0.8, 0.0), ball=(-15.0, 0.0))
+    near.ball_stop = shot.ball_stop
+    req = Decider().decide(near, 0.0)
     assert isinstance(req, GoTo) and 1.0 < req.y <= FIELD.goal_width / 2.0
     shot.ball_stop = (-10.0, -3.0)  # rolling away from our goal: no crossing to go to
     assert abs(Decider().decide(shot, 0.0).y) < 0.1
+
+
+def test_the_goalie_guards_from_its_own_depth_sidestepping_and_facing_the_ball() -> None:
+    """A T1 beamed 1.1 m in front of its guard line was sent back to it: its walk cannot step back, so it turned
+    round to walk there and back, and turned round and round for 40 s of a match. Within GUARD_DEPTH of the line
+    the goalie keeps its depth and moves along the line at most GUARD_STEP at a time, facing the ball."""
+    line_x = -FIELD.length / 2.0 + 0.4
+    req = Decider().decide(situation(unum=1, pose=(line_x + 1.1, 0.0, 0.0), ball=(0.0, 0.0)), 0.0)
+    assert isinstance(req, GoTo) and req.x == pytest.approx(line_x + 1.1) and abs(req.y) < 1e-9
+    assert abs(req.theta) < 0.01  # facing the ball
+    req = Decider().decide(situation(unum=1, pose=(line_x + 1.1, 0.0, 0.0), ball=(-15.0, 8.0)), 0.0)
+    assert req.x == pytest.approx(line_x + 1.1) and req.y == pytest.approx(GUARD_STEP)
+    assert req.theta == pytest.approx(math.atan2(8.0 - GUARD_STEP, -15.0 - req.x))
+    far = Decider().decide(situation(unum=1, pose=(line_x + 5.0, 0.0, 0.0), ball=(0.0, 0.0)), 0.0)
+    assert far.x == pytest.approx(line_x)  # out in front: back to the line
 
 
 def test_a_shot_keeps_its_target_while_the_lanes_barely_change() -> None:
