@@ -36,6 +36,8 @@ FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk targ
 KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 STOP_DRIFT = 0.6  # s: a walk told to stop goes on about this long at its speed (a T1 went on 2-18 cm)
+HOLD_TOL = 1.5  # the kick's tolerance, times this, once the robot has stopped for it and stood its rest
+HOLD_MOVE = 0.2  # m the ball may move while the robot stops for a kick; more, and it approaches again
 
 
 def wrap(a: float) -> float:
@@ -322,11 +324,39 @@ class KickTask(Task):
         self.foot: str | None = None
         self._settle_since: float | None = None
         self._still_since: float | None = None  # the walk's stop, for the kick's rest
+        self._held: tuple[float, float] | None = None  # the ball when the robot stopped for the kick (a hold)
         self.kicked_at: float | None = None
         self._swung = False  # an in-walk kick's step has begun
 
     def state(self) -> dict:
         return {**super().state(), 'kick': self.name, 'foot': self.foot}
+
+    def _hold(self, v: View, ball: tuple[float, float]) -> Action | None:
+        """Stopped for a kick: the walk's stop and the ``rest`` after it, with the alignment judged at their end
+        (rising from the walk's crouch, a T1's torso sways 4-9 cm against its feet, which stand still; judged all
+        the while, the kick went back to walking again and again: 10 s at a kick-off). None when the hold is over
+        (a walk that has not stopped in ``settle`` s counts as stopped), and with ``_held`` None when the ball
+        moved: it is broken."""
+        assert self._held is not None
+        if math.dist(ball, self._held) > HOLD_MOVE:
+            self._held = None
+            return None
+        if v.walking and v.t - self._settle_since <= self.approach.settle:
+            self._still_since = None
+            return Action(stop=True)
+        if self._still_since is None:
+            self._still_since = v.t
+        if v.t - self._still_since < self.spec.rest:
+            return Action(stop=True)
+        return None
+
+    def _kick(self, v: View, foot: str, bx: float) -> Action:
+        self._held = None
+        self.phase, self.kicked_at = 'kicking', v.t
+        if self.spec.walk is not None:
+            self._swung = False
+            return Action(walk_kick=(foot, bx), velocity=(self.spec.walk.speed, 0.0, 0.0))
+        return Action(skill=self.spec.skill(foot))
 
     def _walk_kicking(self, v: View) -> Action:
         """Walk on straight while the walk's kick step comes and swings; done once it has."""
@@ -385,35 +415,30 @@ class KickTask(Task):
         bx, by = to_robot(pose, *ball)
         sx, sy = self.spec.spot(foot)
         tol = self.spec.tolerance
-        k = 1.5 if self.phase == 'settling' else 1.0  # no flapping at the edge while the walk stops
         # walking onto the spot, stop where the walk will come to rest, not where it is: stopped at the spot, a
         # T1 ended nearer the ball, went round it to come again, and pushed it on each time
         drift = max(0.0, v.speed) * STOP_DRIFT if v.walking else 0.0
-        aligned = (
-            abs(bx - drift - sx) < k * tol.x
-            and abs(by - sy) < k * tol.y
-            and abs(wrap(face - pose[2])) < k * math.radians(tol.yaw_deg)
-        )
-        if aligned:
-            if v.walking and self.spec.stop:
-                self._still_since = None
-                if self._settle_since is None:
-                    self._settle_since = v.t
-                if v.t - self._settle_since <= self.approach.settle:
-                    self.phase = 'settling'
-                    return Action(stop=True)
-            elif self.spec.stop and self.spec.rest > 0.0:  # stopped: the body still sways from the walk
-                if self._still_since is None:
-                    self._still_since = v.t
-                if v.t - self._still_since < self.spec.rest:
-                    self.phase = 'settling'
-                    return Action(stop=True)
-            self.phase, self.kicked_at = 'kicking', v.t
-            if self.spec.walk is not None:
-                self._swung = False
-                return Action(walk_kick=(foot, bx), velocity=(self.spec.walk.speed, 0.0, 0.0))
-            return Action(skill=self.spec.skill(foot))
-        self._settle_since = self._still_since = None
+
+        def aligned(k: float) -> bool:
+            return (
+                abs(bx - drift - sx) < k * tol.x
+                and abs(by - sy) < k * tol.y
+                and abs(wrap(face - pose[2])) < k * math.radians(tol.yaw_deg)
+            )
+
+        if self._held is not None:
+            held = self._hold(v, ball)
+            if held is not None:
+                return held
+            if self._held is not None and aligned(HOLD_TOL):  # the hold is over, and the robot stands at the spot
+                return self._kick(v, foot, bx)
+            self._held = None  # the ball moved, the walk would not stop, or the robot stands off the spot
+        elif aligned(1.0):
+            if self.spec.stop and (v.walking or self.spec.rest > 0.0):
+                self._held, self._settle_since, self._still_since = ball, v.t, None
+                self.phase = 'settling'
+                return Action(stop=True)
+            return self._kick(v, foot, bx)
         self.phase = 'approaching'
         rel = (pose[0] - ball[0], pose[1] - ball[1])
         _, _, off = on_line(pose, ball, face)  # the robot on the kick's line through the ball

@@ -202,6 +202,36 @@ def test_a_kick_with_a_rest_stands_still_that_long_after_the_walk_stops() -> Non
     assert task.step(View(1.62, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
 
 
+def test_a_kick_holds_through_the_torso_sway_of_its_rest_and_judges_the_spot_at_its_end() -> None:
+    """Rising from the walk's crouch, a T1's torso sways 4-9 cm against its standing feet. Judged every cycle, a
+    kick-off went back to walking 8 times in 10 s; the hold judges the spot once the rest is over."""
+    spec = SPEC.model_copy(update={'rest': 1.5})
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+
+    def swayed(dx: float) -> tuple[float, float, float]:
+        return spot[0] + dx, spot[1], spot[2]
+
+    task = KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0))
+    assert task.step(View(0.0, spot, (0.0, 0.0), walking=True)).stop
+    for t, dx in ((0.1, 0.0), (0.4, -0.09), (0.8, 0.07), (1.2, -0.05)):  # the torso sways, the feet stand
+        act = task.step(View(t, swayed(dx), (0.0, 0.0), walking=False))
+        assert act.stop and act.skill is None and task.phase == 'settling', t
+    assert task.step(View(1.62, swayed(0.01), (0.0, 0.0), walking=False)).skill == 'KICK_R'
+
+    # off the spot when the rest is over: approach again
+    task = KickTask(2, 0.0, APPROACH, spec, 'long', (10.0, 0.0))
+    assert task.step(View(0.0, spot, (0.0, 0.0), walking=True)).stop
+    task.step(View(0.1, spot, (0.0, 0.0), walking=False))
+    act = task.step(View(1.62, swayed(-0.08), (0.0, 0.0), walking=False))
+    assert act.skill is None and not act.stop and task.phase == 'approaching'
+
+    # the ball nudged away meanwhile: approach again at once
+    task = KickTask(3, 0.0, APPROACH, spec, 'long', (10.0, 0.0))
+    assert task.step(View(0.0, spot, (0.0, 0.0), walking=True)).stop
+    act = task.step(View(0.3, spot, (0.3, 0.1), walking=False))
+    assert act.skill is None and not act.stop and task.phase == 'approaching'
+
+
 def test_goto_walks_to_the_pose_and_is_done() -> None:
     robot = Robot(0.0, 0.0, 0.0)
     task = GoToTask(2, 0.0, APPROACH, (2.0, -1.0, 1.5))
