@@ -250,6 +250,9 @@ def _header_ns(data: bytes) -> int | None:
     return sec * 1_000_000_000 + nsec
 
 
+STAMP_TRUST = 60 * 1_000_000_000  # ns: a player's stamp further than this from the server time is not its time
+
+
 class Recorder:
     """Subscribes, reads the monitor and writes the bag; :meth:`run` until stopped."""
 
@@ -273,7 +276,9 @@ class Recorder:
         self.now_ns = 0  # latest server time seen
         self.clock_ns = 0  # latest /clock (or, without one, a player's joint_states stamp): the server time
         self._clock_topic = False  # whether a /clock came
-        self.last_ns = 0  # latest bag timestamp written (kept monotonic)
+        self._topic_ns: dict[str, int] = {}  # per topic, the latest bag time written (kept monotonic)
+        self._player_ns: dict[str, int] = {}  # per player namespace, the latest stamp of its messages
+        self._stamped: dict[str, bool] = {}  # per message type, whether it starts with a std_msgs/Header
         self.running = True
         self.trainer = None
         self.tracker = None
@@ -303,14 +308,34 @@ class Recorder:
         return conn
 
     def write(self, topic: str, msgtype: str, data: bytes, ns: int | None = None) -> None:
-        ns = max(self.last_ns, self.now_ns if ns is None else ns)
-        self.last_ns = ns
+        """Write a message at bag time ``ns`` or, without one, at its own time (:meth:`_time_of`)."""
+        ns = max(self._topic_ns.get(topic, 0), self._time_of(topic, msgtype, data) if ns is None else ns)
+        self._topic_ns[topic] = ns
         if self.writer is not None:
             self.writer.write(self._conn(topic, msgtype), ns, bytes(data))
         pub = self.tf_pubs.get(topic)
         if pub is not None:
             pub.publish(bytes(data))  # the same CDR bytes, live
         self.counts[topic] = self.counts.get(topic, 0) + 1
+
+    def _time_of(self, topic: str, msgtype: str, data: bytes) -> int:
+        """A player's message's server time: its header's stamp, else the latest stamp of its player's messages
+        (the same cycle's), else (and for any other topic) the latest server time seen. A loaded recorder takes
+        the players' messages a second or more after the monitor's truth of the same moment (1.5 s in a sync-mode
+        3 v 3): written when taken, they lay that far from it in the bag, and replay played them that late."""
+        stamped = self._stamped.get(msgtype)
+        if stamped is None:
+            fields = self.msgs.store.fielddefs.get(msgtype, ((), ()))[1]
+            stamped = self._stamped[msgtype] = bool(fields) and fields[0][1][1] == 'std_msgs/msg/Header'
+        parts = topic.split('/', 3)
+        player = f'/{parts[1]}/{parts[2]}' if len(parts) == 4 else ''
+        if not player:
+            return self.now_ns  # /diagnostics is stamped with the wall clock
+        ns = _header_ns(data) if stamped else None
+        if ns is not None and ns > 0 and (not self.now_ns or abs(ns - self.now_ns) < STAMP_TRUST):
+            self._player_ns[player] = max(self._player_ns.get(player, 0), ns)
+            return ns
+        return self._player_ns.get(player) or self.now_ns
 
     # -- ROS side
     def start_ros(self) -> None:
@@ -550,7 +575,7 @@ class Recorder:
         base = f'{frame}/base_link'
         # every link, the torso too (base_link -> torso is the identity): rviz's RobotModel finds the URDF's root
         tfs = [self.msgs.transform(ns, base, f'{frame}/{link}', m) for link, m in poses.items()]
-        self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs))
+        self.write('/tf', 'tf2_msgs/msg/TFMessage', self.msgs.tf(tfs), ns)
 
     # -- monitor side
     def connect_monitor(self) -> None:

@@ -118,6 +118,29 @@ def test_bag_decodes_with_truth_and_tf(recorded_bag: Path) -> None:
     assert f'{TEAM}/field' in statics
 
 
+def test_a_players_messages_lie_in_the_bag_at_their_own_time(recorded_bag: Path) -> None:
+    """A loaded recorder takes the players' messages late (1.5 s after the monitor's truth of the same moment in
+    a sync-mode 3 v 3); written when taken, they lay that far from the truth, and replay played them that late.
+    Each lies at its header's stamp; one without a header (``motion_state``) at a stamp of its player's."""
+
+    def stamp(m: object) -> int:
+        return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+
+    msgs = read_bag(recorded_bag)
+    player = f'/{TEAM}/p1/'
+    stamps: set[int] = set()
+    for topic, items in msgs.items():
+        if topic.startswith(player) and items and hasattr(items[0][1], 'header'):
+            assert all(t == stamp(m) for t, m in items if stamp(m) > 0), topic
+            stamps |= {stamp(m) for _, m in items}
+    first = min(stamps)
+    states = [t for t, _ in msgs[f'{player}motion_state'] if t > first]
+    assert states and all(t in stamps for t in states)
+    joints = {t for t, _ in msgs[f'{player}joint_states']}
+    truth = [t for t, _ in msgs[f'/truth/{TEAM}/p1/pose'] if min(joints) <= t <= max(joints)]
+    assert truth and len(joints.intersection(truth)) > 0.9 * len(truth)  # beside the truth of the same cycle
+
+
 def test_bag_info_lists_the_topics(recorded_bag: Path) -> None:
     out = subprocess.run(
         [sys.executable, '-m', 'robocup3d_tools.cli', 'bag-info', str(recorded_bag)],
