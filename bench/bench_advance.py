@@ -77,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--trials', type=int, default=4)
     ap.add_argument('--seconds', type=float, default=60.0, help='server seconds a trial lasts (or until a goal)')
     ap.add_argument('--ball-x', type=float, default=0.0, help='where the ball starts (m; their goal line at 27.5)')
+    ap.add_argument(
+        '--player-arg', action='append', default=[], help="one more argument for the player ('--walk-config=FILE')"
+    )
     args = ap.parse_args(argv)
     if args.seconds + HALF_MARGIN >= HALF_S:
         raise SystemExit(f'--seconds {args.seconds:g} does not fit in a half ({HALF_S:g} s)')
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f'{head}  reasons')
     rows: list[dict] = []
     while len(rows) < args.trials:  # a half's clock runs out (one robot alone on the field): a fresh session
-        with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
+        with SimSession('T1', unum=2, player_args=('--world-model', *args.player_arg), play=True) as s:
             while len(rows) < args.trials and s.trainer.state.game_time + args.seconds + HALF_MARGIN < HALF_S:
                 r = trial(s, args)
                 if r is None:
