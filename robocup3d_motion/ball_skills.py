@@ -36,6 +36,11 @@ FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk targ
 KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 STOP_DRIFT = 0.6  # s: a walk told to stop goes on about this long at its speed (a T1 went on 2-18 cm)
+# A goal this near is walked to stepping sideways and turning, never turning round to walk back to it; one up to
+# GOTO_BACK behind the robot counts as reached. A T1 (no steps back) that creeps forward while it steps in place
+# turned round and round to reach a goal a few centimetres behind it (a goalie holding its place, 2026-11-28).
+GOTO_NEAR = 1.0
+GOTO_BACK = 0.4
 HOLD_TOL = 1.5  # the kick's tolerance, times this, once the robot has stopped for it and stood its rest
 HOLD_MOVE = 0.2  # m the ball may move while the robot stops for a kick; more, and it approaches again
 
@@ -86,6 +91,7 @@ class Action:
     stop: bool = False
     skill: str | None = None
     walk_kick: tuple[str, float] | None = None  # kick in a walk step of this foot ('right', 'left'); the ball's x
+    turn_round: bool = True  # a walk target behind a robot that cannot step back: turn round and walk there
 
 
 class Task:
@@ -295,13 +301,14 @@ class GoToTask(Task):
             return self.ball_or_search(View(v.t))  # no pose: wait for one, as for a lost ball
         x, y = to_robot(v.pose, *self.goal[:2])
         yaw = wrap(self.goal[2] - v.pose[2])
-        if math.hypot(x, y) < self.reach and abs(yaw) < self.reach_yaw:
+        if x > -GOTO_BACK and math.hypot(max(x, 0.0), y) < self.reach and abs(yaw) < self.reach_yaw:
             return self.end('done')
         self.phase = 'approaching'
+        near = math.hypot(x, y) < GOTO_NEAR
         wx, wy = detour(v.pose, self.goal[:2], self.avoid)
         if (wx, wy) != self.goal[:2]:
             x, y = to_robot(v.pose, wx, wy)
-        return Action(walk_target=(x, y, yaw))
+        return Action(walk_target=(x, y, yaw), turn_round=not near)
 
 
 class KickTask(Task):

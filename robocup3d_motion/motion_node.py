@@ -327,7 +327,7 @@ class MotionCore:
             self.commander.stop()
             self._start(act.skill)
         elif act.walk_target is not None:
-            self.commander.set_target(*act.walk_target, t, turn_round=True)
+            self.commander.set_target(*act.walk_target, t, turn_round=act.turn_round)
         elif act.velocity is not None:
             self.commander.set_velocity(*act.velocity, t)
         elif act.stop:

@@ -232,6 +232,23 @@ def test_a_kick_holds_through_the_torso_sway_of_its_rest_and_judges_the_spot_at_
     assert act.skill is None and not act.stop and task.phase == 'approaching'
 
 
+def test_a_goto_near_never_turns_round_and_a_goal_a_little_behind_counts_as_reached() -> None:
+    """A T1 cannot step back and creeps forward stepping in place: a goalie holding its place turned round and round
+    to reach a goal a few centimetres behind it. A near goal is walked to without turning round; one up to
+    GOTO_BACK behind, and beside it, is reached."""
+    task = GoToTask(1, 0.0, APPROACH, (-0.2, 0.5, 0.0))  # 0.2 m behind, 0.5 m to the left
+    act = task.step(View(0.0, (0.0, 0.0, 0.0)))
+    assert act.walk_target is not None and not act.turn_round and task.phase == 'approaching'
+    far = GoToTask(2, 0.0, APPROACH, (-3.0, 0.5, 0.0))
+    assert far.step(View(0.0, (0.0, 0.0, 0.0))).turn_round
+    task = GoToTask(3, 0.0, APPROACH, (-0.3, 0.05, 0.0))
+    task.step(View(0.0, (0.0, 0.0, 0.0)))
+    assert task.phase == 'done'
+    task = GoToTask(4, 0.0, APPROACH, (-0.6, 0.0, 0.0))
+    task.step(View(0.0, (0.0, 0.0, 0.0)))
+    assert task.phase == 'approaching'
+
+
 def test_goto_walks_to_the_pose_and_is_done() -> None:
     robot = Robot(0.0, 0.0, 0.0)
     task = GoToTask(2, 0.0, APPROACH, (2.0, -1.0, 1.5))
