@@ -4,8 +4,9 @@ offline bench tools: ``kick_offline.py``, ``walk_offline.py``).
 :class:`Offline` builds the server's ``SoccerSimulation`` (with ``robocup3d_tools.mujoco_server``'s two mends),
 adds one T1, and each cycle encodes the server's perceptions, parses them with our bridge, steps ``MotionCore``
 and feeds the command back through the server's own action parser, one cycle late as the server's loop does in
-sync mode. :class:`Snapshot` saves the simulation's state once and restores it for every trial (with a fresh
-core: the core holds closures that do not copy).
+sync mode (``delay`` cycles later still, for a player that misses cycles). :class:`Snapshot` saves the
+simulation's state once and restores it for every trial (with a fresh core: the core holds closures that do
+not copy).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class Offline:
         self.protocol = make_protocol(self.spec, 'A', 2)
         self.new_core()
         self.pending = None
+        self.late: list = []  # commands held back by :attr:`delay`
+        self.delay = 0  # extra cycles each command takes (the graph's latency under load; 0: sync mode's one)
         self.wall = 0.0
         m = self.sim.mj_model
         names = [m.body(i).name for i in range(m.nbody)]
@@ -87,7 +90,9 @@ class Offline:
         out = self.core.controller.command(targets, p.joint_positions, kp, None)
         cmd = JointCommand(position=dict(zip(out.names, out.position, strict=True)), kp=kp, kd=kd)
         text = self.protocol.encode(Action(joints=cmd)).text
-        self.pending = self.parser.parse_action(text.encode(), self.agent.agent_id.prefix)
+        self.late.append(self.parser.parse_action(text.encode(), self.agent.agent_id.prefix))
+        if len(self.late) > self.delay:
+            self.pending = self.late.pop(0)
         self.sim.step([])
 
     def run(self, seconds: float) -> None:
@@ -116,14 +121,14 @@ class Snapshot:
         kind = mujoco.mjtState.mjSTATE_INTEGRATION
         self.state = np.zeros(mujoco.mj_stateSize(o.sim.mj_model, kind))
         mujoco.mj_getState(o.sim.mj_model, o.sim.mj_data, self.state, kind)
-        self.pending, self.wall = o.pending, o.wall
+        self.pending, self.wall, self.late = o.pending, o.wall, list(o.late)
 
     def restore(self) -> Offline:
         """The simulation as saved, with a fresh motion core."""
         o, mj = self.o, self._mj
         mj.mj_setState(o.sim.mj_model, o.sim.mj_data, self.state, mj.mjtState.mjSTATE_INTEGRATION)
         mj.mj_forward(o.sim.mj_model, o.sim.mj_data)
-        o.pending, o.wall = self.pending, self.wall
+        o.pending, o.wall, o.late = self.pending, self.wall, list(self.late)
         o.new_core()
         return o
 

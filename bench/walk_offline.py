@@ -11,7 +11,8 @@ and the torso's pitch and roll excursions from the stand's (deg).
 ``--search OUT`` runs CMA-ES over ``--params`` of the walk set ``--set`` (ranges: ``config/optimize.yaml``
 ``walk.mujoco``, as ``robocup3d optimize``), each candidate on ``--courses`` courses (new seeds each
 generation) and the step in place; the best is written as a walk file ``OUT.yaml`` (the set only) and every
-candidate to ``OUT.jsonl``. ``--eval`` scores the shipped set (or ``--walk-config FILE``) on courses 1..N.
+candidate to ``OUT.jsonl``. ``--eval`` scores the shipped set (or ``--walk-config FILE``, ``--values`` over
+it) on ``--courses`` courses from ``--first`` on, and a step in place.
 
     PYTHONPATH=. python bench/walk_offline.py --eval --courses 6
     PYTHONPATH=. python bench/walk_offline.py --search /tmp/lineup --generations 12 --popsize 8 --courses 2
@@ -24,7 +25,7 @@ import json
 import math
 import statistics
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -36,8 +37,8 @@ from robocup3d_motion.walk import WalkParams, walk_sets
 from robocup3d_tools.lineup import ARRIVE, Segment, course, drift, in_place
 from robocup3d_tools.optimize import decode, encode, search_space, write_walk_file
 
-#: the values searched by default: where the weight sits over the feet, the balance feedback, the step back
-PARAMS = ('sole_x', 'torso_pitch', 'swing_x_lead', 'gyro_pitch', 'gyro_roll', 'lipm_x', 'sole_x_back', 'min_vx')
+#: the values searched by default: the lean's feedback, where the weight sits over the feet, the step back
+PARAMS = ('tilt_pitch', 'sole_x', 'torso_pitch', 'gyro_pitch', 'sole_x_back', 'min_vx')
 
 
 @dataclass
@@ -64,9 +65,10 @@ def _tilt(o: Offline) -> tuple[float, float]:
 class Bench:
     """A settled T1 stand saved once; :meth:`trial` plays segments through a walk set from it."""
 
-    def __init__(self, set_name: str = 'positioning') -> None:
+    def __init__(self, set_name: str = 'positioning', delay: int = 0) -> None:
         self.set_name = set_name
         o = stand()
+        o.delay = delay
         tilts = []
         for _ in range(25):
             o.cycle()
@@ -143,10 +145,10 @@ def shipped_set(name: str, walk_config: str = 'walk.yaml') -> WalkParams:
 
 
 def evaluate(args: argparse.Namespace) -> None:
-    bench = Bench(args.set)
-    params = shipped_set(args.set, args.walk_config)
+    bench = Bench(args.set, args.delay)
+    params = replace(shipped_set(args.set, args.walk_config), **json.loads(args.values or '{}'))
     total, falls, creep = [], 0, []
-    for seed in range(1, args.courses + 1):
+    for seed in range(args.first, args.first + args.courses):
         plan = course(seed, args.seconds)
         r = bench.trial(params, plan)
         total.append(score(r, sum(h for _, h in plan[len(ARRIVE) :])))
@@ -162,9 +164,9 @@ def evaluate(args: argparse.Namespace) -> None:
 _BENCH: Bench | None = None  # a search worker's own
 
 
-def _worker(set_name: str) -> None:
+def _worker(set_name: str, delay: int) -> None:
     global _BENCH  # noqa: PLW0603 - one per worker process
-    _BENCH = Bench(set_name)
+    _BENCH = Bench(set_name, delay)
 
 
 def _score_job(job: tuple[WalkParams, list[int], float]) -> tuple[float, list[dict]]:
@@ -184,7 +186,7 @@ def search(args: argparse.Namespace) -> None:
     es = cma.CMAEvolutionStrategy(x0, args.sigma, {'popsize': args.popsize, 'seed': args.seed, 'bounds': [0, 1]})
     out, best = Path(args.search), math.inf
     fixed = [1000 + s for s in range(args.courses)]  # the CMA mean's courses
-    pool = multiprocessing.get_context('fork').Pool(args.workers, _worker, (args.set,))
+    pool = multiprocessing.get_context('fork').Pool(args.workers, _worker, (args.set, args.delay))
     base, _ = pool.apply(_score_job, ((start, fixed, args.seconds),))
     print(f'start: {base:.3f} (courses 1000..)', flush=True)
     with pool, out.with_suffix('.jsonl').open('a') as log:
@@ -215,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--search', metavar='OUT', help='CMA-ES; writes OUT.jsonl and OUT.yaml (the best CMA mean)')
     ap.add_argument('--set', default='positioning', help="the T1's walk set (the kick task's: positioning)")
     ap.add_argument('--walk-config', default='walk.yaml')
+    ap.add_argument('--values', help='eval: JSON of set values over it (as the search logs them: m, rad)')
     ap.add_argument('--optimize-config', default='optimize.yaml')
     ap.add_argument('--params', nargs='+', default=PARAMS)
     ap.add_argument('--courses', type=int, default=2, help='courses per candidate (plus the step in place)')
@@ -223,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--popsize', type=int, default=8)
     ap.add_argument('--sigma', type=float, default=0.1, help='CMA step in units of each range')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--first', type=int, default=1, help='eval: the first course seed')
+    ap.add_argument('--delay', type=int, default=0, help='cycles of extra action delay (a loaded player)')
     ap.add_argument('--workers', type=int, default=1, help='search: processes scoring candidates')
     args = ap.parse_args(argv)
     if args.search:
