@@ -49,6 +49,7 @@ def test_the_t1_creeps_forward_stepping_in_place_and_a_fall_scores_worse_the_ear
 def test_a_search_generation_writes_a_walk_file_the_player_loads(offline, tmp_path: Path) -> None:
     out = tmp_path / 'lineup'
     args = ['--search', str(out), '--generations', '1', '--popsize', '2', '--courses', '1', '--seconds', '1']
+    args += ['--delay', '1']  # each command a cycle later still
     offline.main([*args, '--params', 'sole_x', 'min_vx'])
     sets, default = walk_sets(load_walk_config(out.with_suffix('.yaml')), 'T1')
     assert default == 'positioning'
