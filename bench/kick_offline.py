@@ -1,10 +1,8 @@
 """Offline T1 kick loop: RCSSServerMJ's own simulation and our motion core in one process (no sockets).
 
 An experiment tool, not a measurement: every figure in the docs comes from ``kick_tasks`` on the real server.
-It builds the server's ``SoccerSimulation`` (with ``robocup3d_tools.mujoco_server``'s two mends), adds one T1,
-and each cycle encodes the server's perceptions, parses them with our bridge, steps ``MotionCore`` and feeds
-the command back through the server's own action parser, one cycle late as the server's loop does in sync
-mode. A settled stand (and one 0.5 s after a 3 s walk at 0.15 m/s stopped, as ``kick_tasks --walk-in 3``) is
+The simulation is ``mj_offline``'s (the server's ``SoccerSimulation`` and our ``MotionCore`` in lockstep).
+A settled stand (and one 0.5 s after a 3 s walk at 0.15 m/s stopped, as ``kick_tasks --walk-in 3``) is
 saved once and restored for every trial, so a kick costs only its own seconds (about 3-5 s of wall time on
 the shared 2-core machine).
 
@@ -29,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from mj_offline import CYCLE, Snapshot, stand
 
-CYCLE = 0.02
 #: name, start, step (CMA sigma 1 = this), lower, upper; deg, s and m; a right-foot kick (the left mirrors it)
 NAMES = [
     ('s1', 6, 3, 0, 11),  # stance hip roll inwards (llj2 = -s1)
@@ -114,101 +112,11 @@ def skill(p: dict[str, float]) -> dict:
     }
 
 
-class Offline:
-    """The server's simulation with one T1 and our motion core, stepped in lockstep."""
-
-    def __init__(self) -> None:
-        from robocup3d_tools.mujoco_server import install, mend_contact_filter  # noqa: PLC0415
-
-        install()
-        mend_contact_filter()
-        from rcsssmj.sim import simulation  # noqa: PLC0415
-
-        simulation.a_forward = lambda *a: None  # the audio engine fails on a scene built this way; unused
-        simulation.a_step = lambda *a: None
-        from rcsssmj.games.soccer.server.soccer_action_parser import SoccerActionParser  # noqa: PLC0415
-        from rcsssmj.games.soccer.sim.soccer_referee import SoccerReferee  # noqa: PLC0415
-        from rcsssmj.games.soccer.sim.soccer_sim import SoccerSimulation  # noqa: PLC0415
-        from rcsssmj.games.soccer.soccer_fields import create_soccer_field  # noqa: PLC0415
-        from rcsssmj.games.soccer.soccer_rules import SoccerRuleBooks, create_soccer_rule_book  # noqa: PLC0415
-        from rcsssmj.server.perception_encoder import DefaultPerceptionEncoder  # noqa: PLC0415
-        from rcsssmj.sim.actions import InitRequest  # noqa: PLC0415
-
-        from robocup3d_bridge.protocol import make_protocol  # noqa: PLC0415
-        from robocup3d_description.robots import robot_spec  # noqa: PLC0415
-
-        rules = create_soccer_rule_book(SoccerRuleBooks.SSIM.value)
-        self.sim = SoccerSimulation(field=create_soccer_field(rules.default_field_version.value), rules=rules,
-                                    referee=SoccerReferee())  # fmt: skip
-        self.sim.init()
-        self.agent = self.sim.add_players([InitRequest('T1', 'A', 2)])[0]
-        self.parser, self.encoder = SoccerActionParser(), DefaultPerceptionEncoder()
-        self.spec = robot_spec('mujoco', 'T1')
-        self.protocol = make_protocol(self.spec, 'A', 2)
-        self.new_core()
-        self.pending = None
-        self.wall = 0.0
-        m = self.sim.mj_model
-        names = [m.body(i).name for i in range(m.nbody)]
-        self.torso = next(i for i, n in enumerate(names) if n.endswith('torso'))
-        self.ball_id = names.index('ball')
-
-    def new_core(self) -> None:
-        from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-        from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config  # noqa: PLC0415
-        from robocup3d_motion.motion_config import load_walk_config  # noqa: PLC0415
-        from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
-
-        kicks = ball_skills_for(load_kicks_config('kicks.yaml'), 'T1', 0, 'mujoco')
-        self.core = MotionCore(self.spec, load_config('robots.yaml'), 0.3, walk_cfg=load_walk_config('walk.yaml'),
-                               cmd_timeout=2.0, ball_skills=kicks)  # fmt: skip
-
-    def cycle(self) -> None:
-        from robocup3d_bridge.perception import parse_percept  # noqa: PLC0415
-        from robocup3d_bridge.protocol import Action, JointCommand  # noqa: PLC0415
-
-        self.sim.generate_perceptions()
-        if self.pending is not None:
-            self.agent.set_actions(self.pending)
-        p = parse_percept(self.encoder.encode(self.agent.perceptions), 'mujoco')
-        self.wall += CYCLE
-        t = p.time or 0.0
-        if p.gyro is not None and p.accel is not None:
-            self.core.on_imu(t, p.gyro, p.accel, self.wall)
-        targets = self.core.step(t, p.joint_positions, self.wall)
-        kp, kd = self.core.gains()
-        out = self.core.controller.command(targets, p.joint_positions, kp, None)
-        cmd = JointCommand(position=dict(zip(out.names, out.position, strict=True)), kp=kp, kd=kd)
-        text = self.protocol.encode(Action(joints=cmd)).text
-        self.pending = self.parser.parse_action(text.encode(), self.agent.agent_id.prefix)
-        self.sim.step([])
-
-    def run(self, seconds: float) -> None:
-        for _ in range(round(seconds / CYCLE)):
-            self.cycle()
-
-    def up(self) -> float:
-        return float(self.sim.mj_data.xmat[self.torso][8])
-
-    def yaw(self) -> float:
-        r = self.sim.mj_data.xmat[self.torso]
-        return math.atan2(r[3], r[0])
-
-    def ball(self) -> np.ndarray:
-        return self.sim.mj_data.xpos[self.ball_id].copy()
-
-
 class Bench:
     """A settled stand (after a walk-in of ``walk_in`` s) saved once and restored for each kick."""
 
     def __init__(self, walk_in: float = 0.0) -> None:
-        import mujoco  # noqa: PLC0415
-
-        self._mj = mujoco
-        self.o = o = Offline()
-        o.sim.request_drop_ball((20.0, 15.0))
-        o.sim.request_place_player(2, 'A', (-14.0, 0.0, 0.68), (1.0, 0.0, 0.0, 0.0))
-        o.run(3.0)
+        self.o = o = stand()
         if walk_in > 0.0:
             for _ in range(round(walk_in / CYCLE)):
                 o.core.set_velocity(0.15, 0.0, 0.0)
@@ -219,20 +127,13 @@ class Bench:
                 if o.core.skill == 'stand':
                     break
             o.run(0.5)
-        kind = mujoco.mjtState.mjSTATE_INTEGRATION
-        self.state = np.zeros(mujoco.mj_stateSize(o.sim.mj_model, kind))
-        mujoco.mj_getState(o.sim.mj_model, o.sim.mj_data, self.state, kind)
-        self.pending, self.wall = o.pending, o.wall
+        self.snapshot = Snapshot(o)
 
     def trial(self, path: str, foot: str, spot: tuple[float, float], noise: tuple[float, float], after: float = 1.5):
         """One kick of the skill file ``path``: distance, angle (deg), fall time (s) or None, largest tilt (deg)."""
         from robocup3d_motion.getup import load_keyframe_skills  # noqa: PLC0415
 
-        o, mj = self.o, self._mj
-        mj.mj_setState(o.sim.mj_model, o.sim.mj_data, self.state, mj.mjtState.mjSTATE_INTEGRATION)
-        mj.mj_forward(o.sim.mj_model, o.sim.mj_data)
-        o.pending, o.wall = self.pending, self.wall
-        o.new_core()  # a fresh core: the saved one holds closures that do not copy
+        o = self.snapshot.restore()
         o.run(0.3)
         right, left = load_keyframe_skills(path, o.spec)
         o.core.skills.update({right.name: right, left.name: left})

@@ -7,10 +7,11 @@ evaluations run at once as tasks on Ray (a local Ray, or a cluster with ``--addr
 own server, player and ROS domain; a task lost with its worker is run again. What is searched, and over which range,
 is data: ``config/optimize.yaml`` (``--space FILE`` for another).
 
-Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``) search a walk set of
+Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``, ``lineup``) search a walk set of
 ``config/walk.yaml``; a candidate's score is the sum over its tasks: the speed from standstill,
 with penalties for a fall (and how early it came) and for drift; a random course
-(``--course-seconds`` long, one per ``--course-seeds``) scores its falls. The best set so far is
+(``--course-seconds`` long, one per ``--course-seeds``) scores its falls, a lining-up course (as many) its
+falls and creep. The best set so far is
 written to ``--out`` after every generation as a walk file (``robocup3d player --walk-config FILE``).
 
 Get-up tasks (``getup-front``, ``getup-back``, ``getup-side``) search the get-up skill (the Nao's
@@ -76,7 +77,7 @@ def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[
     return dict(space)
 
 
-WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random')
+WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random', 'lineup')
 TASKS = WALK_TASKS + GETUP_TASKS + KICK_TASKS
 FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
 
@@ -132,13 +133,17 @@ def score(result: dict, seconds: float) -> float:
 
     The speed is along the task's own axis (``task`` in ``result``; forward when absent): the
     distance forward or sideways, or the turn, per second; drift is motion off that axis.
-    A random course scores 1 per fall and nothing else.
+    A random course scores 1 per fall and nothing else; a lining-up course 1 per fall, 10 per m/s of creep
+    and 2 per rad/s of the turn's (``extra``).
     """
     if 'error' in result:
         return 10.0
     task = result.get('task', 'forward')
     if task == 'random':
         return float(result['falls'])
+    if task == 'lineup':
+        extra = result.get('extra', {})
+        return float(result['falls']) + 10.0 * (extra.get('creep') or 0.0) + 2.0 * (extra.get('creep_turn') or 0.0)
     fwd, lat, turned = result['forward'] / seconds, result['lateral'] / seconds, result['turned']
     if task == 'sideways':
         f = -abs(lat) + 0.3 * abs(fwd) + 0.3 * abs(turned)
@@ -179,11 +184,11 @@ Job = tuple[str, float, int]  # task, seconds, seed
 
 
 def task_jobs(tasks: Sequence[str], seconds: float, course_seconds: float, course_seeds: Sequence[int]) -> list[Job]:
-    """The runs that score a candidate: each task once, a random course once per seed."""
+    """The runs that score a candidate: each task once, a random or lining-up course once per seed."""
     jobs: list[Job] = []
     for task in tasks:
-        if task == 'random':
-            jobs += [('random', course_seconds, seed) for seed in course_seeds]
+        if task in ('random', 'lineup'):
+            jobs += [(task, course_seconds, seed) for seed in course_seeds]
         else:
             jobs.append((task, seconds, 1))
     return jobs

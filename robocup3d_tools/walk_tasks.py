@@ -14,7 +14,11 @@ and measures what the robot really did (the torso's ground truth from the server
   shows up as falls); every start is a new one: the robot is put upright before each;
 * ``stops``: five stops from walking flat out straight ahead: ``seconds`` of it (plus 0-0.4 s, so the
   stops come at different phases of the step), then ``cmd_vel`` 0 for 4 s; the robot is put upright
-  before each; ``extra['run_on']`` is how far it went on after each stop command.
+  before each; ``extra['run_on']`` is how far it went on after each stop command;
+* ``lineup``: a seeded course of a kick's lining-up steps (:mod:`robocup3d_tools.lineup`, ``seconds`` of
+  them after the arrival) and 4 s of stepping in place; falls are counted (the robot is put upright and
+  the course goes on); ``extra``: ``creep`` (m/s off the commanded displacement), ``creep_turn``
+  (rad/s), ``in_place`` (m/s of it stepping in place) and ``lean`` (deg, the torso's largest tilt).
 
 ``python -m robocup3d_tools.walk_tasks --robot T1 --task forward --speed 0.6`` (or
 ``--server simspark --type 0`` for a Nao on rcssserver3d) prints the result as JSON (the
@@ -30,6 +34,7 @@ import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 
+from robocup3d_tools.lineup import ARRIVE, Segment, course, drift, in_place
 from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SERVERS, Pose, SimSession
 
@@ -96,6 +101,8 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         return _starts(session, seconds, seed)
     if task == 'stops':
         return _stops(session, seconds)
+    if task == 'lineup':
+        return _lineup(session, seconds, seed)
     session.place(*START)
     assert session.pose is not None
     start = session.pose
@@ -230,7 +237,42 @@ def _stops(session: SimSession, seconds: float, n: int = 5) -> TaskResult:
     return TaskResult('stops', walked, falls, 0.0, 0.0, 0.0, path, {'end': asdict(session.pose), 'run_on': run_on})
 
 
-TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops')
+def _play(session: SimSession, segments: list[Segment]) -> tuple[list[float], float, int, float, float]:
+    """``segments`` from an upright start (:data:`ARRIVE` first, not scored): the drift (m) and turn (rad)
+    off each command summed, the seconds scored, falls, and the largest tilt (deg)."""
+    session.place(*START)
+    err, seconds, falls, lean = [0.0, 0.0], 0.0, 0, 0.0
+    for k, (cmd, hold) in enumerate(segments):
+        before = session.pose
+        assert before is not None
+        traj = session.drive(hold, _constant(cmd))
+        fell = bool(traj) and traj[-1].up < 0.5
+        if k >= len(ARRIVE) and traj and not fell:
+            d, dw = drift([(p.x, p.y, p.yaw) for p in [before, *traj]], cmd, CYCLE)
+            err, seconds = [err[0] + d, err[1] + dw], seconds + traj[-1].t - before.t
+            lean = max(lean, *(math.degrees(math.acos(max(-1.0, min(1.0, p.up)))) for p in traj))
+        if fell:
+            falls += 1
+            session.place(*START)
+    return err, seconds, falls, lean
+
+
+def _lineup(session: SimSession, seconds: float, seed: int) -> TaskResult:
+    """A lining-up course and a step in place (see the module doc)."""
+    err, walked, falls, lean = _play(session, course(seed, seconds))
+    still, still_s, still_falls, still_lean = _play(session, in_place())
+    total = walked + still_s
+    extra = {
+        'end': asdict(session.pose),
+        'creep': round((err[0] + still[0]) / total, 4) if total else None,
+        'creep_turn': round((err[1] + still[1]) / total, 4) if total else None,
+        'in_place': round(still[0] / still_s, 4) if still_s else None,
+        'lean': round(max(lean, still_lean), 1),
+    }
+    return TaskResult('lineup', total, falls + still_falls, 0.0, 0.0, 0.0, 0.0, extra)
+
+
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops', 'lineup')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,6 +54,17 @@ def test_t1_follows_a_square_course_with_turns_without_falling(t1: SimSession) -
     assert result.extra['closure_m'] < 1.5  # and came back near the start
 
 
+def test_t1_lines_up_on_a_course_of_small_steps_and_creeps_stepping_in_place(t1: SimSession) -> None:
+    """``walk_tasks --task lineup``: a kick's lining-up steps, then a step in place; the creep is measured (the
+    positioning set's: about 5 cm/s in place, docs/benchmarks.md session 27)."""
+    result = run_task(t1, 'lineup', 0.0, 2.0, seed=1)
+    print(f'T1 lineup: {result.as_dict()}')
+    assert result.task == 'lineup' and result.falls == 0
+    assert result.seconds > 5.0  # 2 s of course (and its last step) and 4 s in place, after their arrivals
+    assert 0.0 < result.extra['in_place'] < 0.2
+    assert result.extra['creep'] > 0.0 and result.extra['lean'] > 0.0
+
+
 @pytest.mark.parametrize(
     'target',
     [(1.5, 0.0, 0.0), (1.2, 0.8, 0.8), (1.0, -1.0, -1.2)],
