@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from robocup3d_motion.getup import DATA_DIR
 from robocup3d_motion.motion_config import load_walk_config
@@ -61,6 +62,6 @@ def test_kick_offline_kicks_the_shipped_long_kick_forward(offline) -> None:
     import kick_offline  # noqa: PLC0415 - a bench script beside walk_offline
 
     path = DATA_DIR / 'T1' / 'kick_long.yaml'
-    spot = tuple(__import__('yaml').safe_load(path.read_text())['ball'])
+    spot = tuple(yaml.safe_load(path.read_text())['ball'])
     r = kick_offline.Bench().trial(str(path), 'right', spot, (0.0, 0.0))
     assert r['along'] > 1.0, r
