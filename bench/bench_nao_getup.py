@@ -17,7 +17,8 @@ controller): the torso's z axis within 25 degrees of vertical and the torso at l
 ``UPRIGHT_Z`` m above the ground, with the motion node neither fallen nor getting up,
 held for ``HOLD`` (0.5 s) of game time. The time to upright is from the motion node's
 fall report to the start of that hold. A trial fails if the robot is not upright
-``TIMEOUT`` s after the fall, or is not still standing 1 s later.
+``TIMEOUT`` s after the fall, or is not still standing 1 s later; the ``refall`` column counts
+the trials in which the motion node reported a fall within ``REFALL`` (2 s) after the hold.
 
     PYTHONPATH=. python bench/bench_nao_getup.py --fast --trials 20 [--types 0 1 2 3 4]
         [--directions front back left right] [--seed 1] [--params FILE...] [-v]
@@ -75,6 +76,7 @@ UPRIGHT_Z = 0.30  # m, torso height (standing Nao ~0.34-0.38 with bent knees; si
 UPRIGHT_COS = math.cos(25 * _D2R)
 HOLD = 0.5  # s
 TIMEOUT = 10.0  # s after the fall is detected
+REFALL = 2.0  # s after the hold in which a reported fall counts as falling again (graph trials)
 GETUP_PAUSE = 0.3  # s between get-up attempts (the motion node's default getup_pause)
 
 
@@ -390,6 +392,7 @@ class Trial:
     time_to_upright: float | None = None  # s from the fall detection
     note: str = ''
     attempts: int = 0  # get-ups played
+    refall: bool = False  # graph trials: a fall reported within REFALL s after the hold
     trace: list[str] = field(default_factory=list)  # graph trials: truth and motion state every 0.1 s
 
 
@@ -696,12 +699,15 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
         return trial
     trial.time_to_upright = upright_since - t_fall
     trial.attempts = rig.state.get('getups', 0) - getups0
+    falls0 = len(rig.falls)
     rig.run_for(1.0)
     trial.trace.append(f'late bridge replies: {int(rig.bridge.get("replies_fallback", 0)) - late0}')
     tor = rig.truth()
     trial.success = bool(tor and tor.upright)
     if not trial.success:
         trial.note = 'fell again after getting up'
+    rig.run_for(REFALL - 1.0)
+    trial.refall = len(rig.falls) > falls0
     return trial
 
 
@@ -823,8 +829,8 @@ def run_type(robot_type: int, plan: Plan) -> list[Trial]:
 
 def table(results: list[Trial]) -> str:
     lines = [
-        'type  direction  success   first-try  detected-as      median_s  p90_s   max_s',
-        '----  ---------  --------  ---------  ---------------  --------  ------  ------',
+        'type  direction  success   first-try  detected-as      median_s  p90_s   max_s   refall',
+        '----  ---------  --------  ---------  ---------------  --------  ------  ------  ------',
     ]
     keys = sorted({(r.robot_type, r.direction) for r in results})
     for t, d in keys:
@@ -840,7 +846,8 @@ def table(results: list[Trial]) -> str:
         lines.append(
             f'{t:<4d}  {d:<9s}  {len(ok):>2d}/{len(rs):<2d}     {first:>2d}/{len(rs):<2d}      {dets:<15s}  '
             f'{med:8.2f}  '
-            f'{percentile(times, 0.9):6.2f}  {max(times) if times else math.nan:6.2f}'
+            f'{percentile(times, 0.9):6.2f}  {max(times) if times else math.nan:6.2f}  '
+            f'{sum(r.refall for r in rs):>2d}/{len(rs):<2d}'
         )
     return '\n'.join(lines)
 
