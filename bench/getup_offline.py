@@ -16,8 +16,9 @@ roughly before (docs/getup.md): a candidate found here must be timed there.
 ``--search`` runs CMA-ES (popsize 10) over ``FRAME.t``/``FRAME.JOINT`` values of the shipped skill (or ``--skill``):
 a duration within 0.3-1.5 times the file's (the hold after the front roll, ``3.t``, 0.02-0.8 s), a joint within
 +-15 deg and its range, a left joint carrying its right twin; each candidate is scored by the mean over ``--trials``
-perturbed trials (new ones each generation) of the time to upright, 12 s for a failure. The CMA mean of every
-generation is written to ``OUT.yaml``.
+trials perturbed at ``--noise`` (new ones each generation) of the time to upright (``--until``), 12 s for a failure.
+The CMA mean of every generation is written to ``OUT.yaml``. ``--until upright`` times as ``bench_getup`` does (1 s
+upright, the get-up's last frames may still play), ``stand`` (the default) until the get-up is over.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ RES = Path(rcsssmj.__file__).resolve().parent / 'resources'
 UPRIGHT_Z = {'T1': 0.55, 'K1': 0.46}
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
 HOLD = 0.5
+BENCH_HOLD = 1.0  # s: bench_getup's upright, held this long whether or not the get-up still plays
 D2R = math.pi / 180
 PREFIX = 'p_'
 
@@ -146,8 +148,10 @@ class Sim:
         noise: float = 1.0,
         timeout: float = 10.0,
         trace: bool = False,
+        until: str = 'stand',
     ) -> float | None:
-        """Seconds from the fall report to 0.5 s upright, or None."""
+        """Seconds from the fall report to 0.5 s upright with the get-up over (``until='stand'``), or to 1 s
+        upright as ``bench_getup`` counts it, the get-up still playing or not (``until='upright'``); None if never."""
         rng = random.Random(seed)
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
@@ -201,9 +205,10 @@ class Sim:
                 tilt = math.degrees(math.acos(max(-1.0, min(1.0, up))))
                 extra = self.extra()
                 print(f'  {t - fell_at:5.2f} z {z:5.2f} tilt {tilt:4.0f} chest {chest:+5.2f} {core.skill}{extra}')
-            if self.upright() and not core.state.fallen and not core.is_getup:
+            bench = until == 'upright'
+            if self.upright() and (bench or not (core.state.fallen or core.is_getup)):
                 up_since = t if up_since is None else up_since
-                if t - up_since >= HOLD:
+                if t - up_since >= (BENCH_HOLD if bench else HOLD):
                     return up_since - fell_at
             else:
                 up_since = None
@@ -219,7 +224,16 @@ FRONT_HOLD = (0.02, 0.8)  # s: the hold after the front roll (3.t)
 
 
 def search(
-    sim: Sim, path: Path, direction: str, names: list[str], generations: int, trials: int, sigma: float, out: Path
+    sim: Sim,
+    path: Path,
+    direction: str,
+    names: list[str],
+    generations: int,
+    trials: int,
+    sigma: float,
+    out: Path,
+    noise: float = 1.0,
+    until: str = 'stand',
 ) -> None:
     """CMA-ES over ``names`` of the skill file ``path`` (see the module doc); its mean to ``out``.yaml.
 
@@ -239,7 +253,7 @@ def search(
 
     def score(x: list[float], seeds: list[int]) -> tuple[float, int]:
         skill = load_keyframe_skill(space.write(x, tmp), sim.spec)
-        times = [sim.trial({skill.name: skill}, direction, s, 1.0) for s in seeds]
+        times = [sim.trial({skill.name: skill}, direction, s, noise, until=until) for s in seeds]
         return sum(FAIL_S if t is None else t for t in times) / len(times), sum(
             t is not None and t < 5.0 for t in times
         )
@@ -267,6 +281,12 @@ def main() -> int:
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--noise', type=float, default=1.0)
     ap.add_argument('--skill', nargs='*', default=[], metavar='FILE')
+    ap.add_argument(
+        '--until',
+        default='stand',
+        choices=('stand', 'upright'),
+        help='stand: 0.5 s upright with the get-up over; upright: 1 s upright as bench_getup counts it',
+    )
     ap.add_argument('--trace', action='store_true', help='print the torso and the legs every 0.1 s')
     ap.add_argument('--search', nargs='*', default=[], metavar='FRAME.KEY', help='CMA-ES over these values')
     ap.add_argument('--generations', type=int, default=40)
@@ -276,12 +296,23 @@ def main() -> int:
     sim = Sim(args.robot)
     if args.search:
         path = Path(args.skill[0]) if args.skill else DATA_DIR / args.robot / f'getup_{args.direction}.yaml'
-        search(sim, path, args.direction, args.search, args.generations, args.trials, args.sigma, args.out)
+        search(
+            sim,
+            path,
+            args.direction,
+            args.search,
+            args.generations,
+            args.trials,
+            args.sigma,
+            args.out,
+            args.noise,
+            args.until,
+        )
         return 0
     skills = {s.name: s for s in (load_keyframe_skill(f, sim.spec) for f in args.skill)}
     times = []
     for s in range(args.seed, args.seed + args.trials):
-        took = sim.trial(skills, args.direction, s, args.noise, trace=args.trace)
+        took = sim.trial(skills, args.direction, s, args.noise, trace=args.trace, until=args.until)
         times.append(took)
         if args.trace:
             print(f'trial {s}: {took}')

@@ -36,6 +36,13 @@ def test_the_shipped_t1_getups_get_up_at_the_first_attempt_without_noise(sim, di
     assert took is not None and lo <= took <= hi, took
 
 
+def test_bench_upright_counts_before_the_getup_is_over(sim) -> None:
+    """``until='upright'`` times as bench_getup does: the torso is up during the rise, before the stand takes over."""
+    stand = sim.trial({}, 'back', seed=0, noise=0.0)
+    upright = sim.trial({}, 'back', seed=0, noise=0.0, until='upright')
+    assert stand is not None and upright is not None and upright < stand
+
+
 def test_the_back_frames_alone_do_not_get_up_from_the_front(sim) -> None:
     """Face down, the back get-up's frames cannot sit the robot up: the front needs its roll."""
     back = load_keyframe_skill(DATA_DIR / 'T1' / 'getup_back.yaml', sim.spec)
