@@ -60,8 +60,9 @@ TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands s
 ROLLING = 0.3  # m: a ball that will stop this much nearer our goal line rolls towards it
 SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
 # The goalie guards standing anywhere this deep in front of its line (m), keeping its depth: a walk that cannot step
-# back turns round to walk to a place behind it (a T1 sent 1.1 m back to its line turned round and round for 40 s)
-GUARD_DEPTH = 1.5
+# back turns round to walk to a place behind it (a T1 sent 1.1 m back to its line turned round and round for 40 s;
+# with 1.5 m, beamed 1.1 m out, it crept past the band's edge and turned round there: a 3 v 3, 2026-11-28)
+GUARD_DEPTH = 3.0
 GUARD_STEP = 0.5  # m: within that depth, a guard place further along the line is walked to this much at a time,
 # sidestepping and facing the ball (a place further than the walk's near range is turned to and walked to)
 
