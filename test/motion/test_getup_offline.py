@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from offline_support import bench_script
 
 from robocup3d_motion.getup import DATA_DIR, load_keyframe_skill
-
-BENCH = Path(__file__).resolve().parents[2] / 'bench'
 
 
 @pytest.fixture(scope='module')
 def offline():
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    pytest.importorskip('rcsssmj')
-    import getup_offline  # noqa: PLC0415 - a bench script
-
-    return getup_offline
+    return bench_script('getup_offline')
 
 
 @pytest.fixture(scope='module')

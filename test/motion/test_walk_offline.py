@@ -3,28 +3,21 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
+from offline_support import bench_script
 
 from robocup3d_motion.getup import DATA_DIR
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import walk_sets
 
-BENCH = Path(__file__).resolve().parents[2] / 'bench'
-
 
 @pytest.fixture(scope='module')
 def offline():
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    pytest.importorskip('rcsssmj')
-    import walk_offline  # noqa: PLC0415 - a bench script
-
-    return walk_offline
+    return bench_script('walk_offline')
 
 
 @pytest.fixture(scope='module')
@@ -59,8 +52,7 @@ def test_a_search_generation_writes_a_walk_file_the_player_loads(offline, tmp_pa
 
 
 def test_kick_offline_kicks_the_shipped_long_kick_forward(offline) -> None:
-    import kick_offline  # noqa: PLC0415 - a bench script beside walk_offline
-
+    kick_offline = bench_script('kick_offline')
     path = DATA_DIR / 'T1' / 'kick_long.yaml'
     spot = tuple(yaml.safe_load(path.read_text())['ball'])
     r = kick_offline.Bench().trial(str(path), 'right', spot, (0.0, 0.0))
