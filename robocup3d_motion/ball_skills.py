@@ -340,7 +340,7 @@ class KickTask(Task):
 
     def _hold(self, v: View, ball: tuple[float, float]) -> Action | None:
         """Stopped for a kick: the walk's stop and the ``rest`` after it, with the alignment judged at their end
-        (rising from the walk's crouch, a T1's torso sways 4-9 cm against its feet, which stand still; judged all
+        (the ball's place in the robot's frame moves by centimetres as the walk eases into the stand; judged all
         the while, the kick went back to walking again and again: 10 s at a kick-off). None when the hold is over
         (a walk that has not stopped in ``settle`` s counts as stopped), and with ``_held`` None when the ball
         moved: it is broken."""
@@ -439,7 +439,7 @@ class KickTask(Task):
                 return held
             if self._held is not None and aligned(HOLD_TOL):  # the hold is over, and the robot stands at the spot
                 return self._kick(v, foot, bx)
-            self._held = None  # the ball moved, the walk would not stop, or the robot stands off the spot
+            self._held = None  # the ball moved, or the robot stands off the spot
         elif aligned(1.0):
             if self.spec.stop and (v.walking or self.spec.rest > 0.0):
                 self._held, self._settle_since, self._still_since = ball, v.t, None
