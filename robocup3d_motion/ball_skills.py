@@ -36,9 +36,10 @@ FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk targ
 KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
 STOP_DRIFT = 0.6  # s: a walk told to stop goes on about this long at its speed (a T1 went on 2-18 cm)
-# A goal this near is walked to stepping sideways and turning, never turning round to walk back to it; one up to
-# GOTO_BACK behind the robot counts as reached. A T1 (no steps back) that creeps forward while it steps in place
-# turned round and round to reach a goal a few centimetres behind it (a goalie holding its place, 2026-11-28).
+# A goal this near is not turned round for (the walk's own near range, 0.6 m, then steps sideways and turns; beyond
+# it the walk faces its target either way); one up to GOTO_BACK behind the robot counts as reached. A T1 (no steps
+# back) that creeps forward while it steps in place turned round and round to reach a goal a few centimetres behind
+# it (a goalie holding its place, 2026-11-28).
 GOTO_NEAR = 1.0
 GOTO_BACK = 0.4
 HOLD_TOL = 1.5  # the kick's tolerance, times this, once the robot has stopped for it and stood its rest
