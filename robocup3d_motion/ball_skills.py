@@ -35,14 +35,12 @@ GOAL_CLEAR = 0.5  # m: a robot this near the walk's goal is not walked round
 FINE = 0.35  # m from the kick pose: small velocity steps instead of a walk target
 KICK_STEP_WAIT = 1.5  # s an in-walk kick may wait for its step
 FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those steps also turn the robot
-STOP_DRIFT = 0.6  # s: a walk told to stop goes on about this long at its speed (a T1 went on 2-18 cm)
 # A goal this near is not turned round for (the walk's own near range, 0.6 m, then steps sideways and turns; beyond
 # it the walk faces its target either way); one up to GOTO_BACK behind the robot counts as reached. A T1 (no steps
 # back) that creeps forward while it steps in place turned round and round to reach a goal a few centimetres behind
 # it (a goalie holding its place, 2026-11-28).
 GOTO_NEAR = 1.0
 GOTO_BACK = 0.4
-HOLD_TOL = 1.5  # the kick's tolerance, times this, once the robot has stopped for it and stood its rest
 HOLD_MOVE = 0.2  # m the ball may move while the robot stops for a kick; more, and it approaches again
 
 
@@ -425,7 +423,7 @@ class KickTask(Task):
         tol = self.spec.tolerance
         # walking onto the spot, stop where the walk will come to rest, not where it is: stopped at the spot, a
         # T1 ended nearer the ball, went round it to come again, and pushed it on each time
-        drift = max(0.0, v.speed) * STOP_DRIFT if v.walking else 0.0
+        drift = max(0.0, v.speed) * self.approach.stop_drift if v.walking else 0.0
 
         def aligned(k: float) -> bool:
             return (
@@ -438,7 +436,7 @@ class KickTask(Task):
             held = self._hold(v, ball)
             if held is not None:
                 return held
-            if self._held is not None and aligned(HOLD_TOL):  # the hold is over, and the robot stands at the spot
+            if self._held is not None and aligned(self.spec.hold):  # the hold is over, and the robot stands at the spot
                 return self._kick(v, foot, bx)
             self._held = None  # the ball moved, or the robot stands off the spot
         elif aligned(1.0):

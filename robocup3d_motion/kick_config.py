@@ -75,6 +75,7 @@ class KickSpec(Section):
     tolerance: Tolerance = Tolerance()
     stop: bool = True
     rest: NonNegative = 0.0  # s the robot stands still, its walk stopped, before the kick starts
+    hold: float = Field(1.5, ge=1.0)  # the tolerance, times this, judged once the robot stopped and stood its rest
     recover: NonNegative = 0.0  # s it stands after the kick's motion before it may walk again
     duration: Positive = 1.0
     distance: Model
@@ -128,6 +129,7 @@ class ApproachSpec(Section):
     settle: NonNegative = 2.5  # s at most waiting for the walk to stop and the stand to settle before a kick
     foot_margin: NonNegative = 0.15  # m of cost the other foot must save to switch
     line_up: NonNegative = 0.15  # m behind the kick pose the walk lines up before stepping in
+    stop_drift: NonNegative = 0.6  # s: a walk told to stop goes on about this long at its speed (T1: 2-18 cm)
 
 
 class BallSkills(Section):

@@ -232,6 +232,30 @@ def test_a_kick_holds_through_the_torso_sway_of_its_rest_and_judges_the_spot_at_
     assert act.skill is None and not act.stop and task.phase == 'approaching'
 
 
+def test_a_kicks_hold_judges_the_spot_within_its_own_factor_of_the_tolerance() -> None:
+    """A T1's stop sways it by centimetres (``hold`` 1.5 by default); a Nao's long kick missed a ball 4 cm beyond
+    its spot in CI (tolerance 2 cm, judged at 3 cm): its kicks judge the spot at the tolerance itself."""
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    off = (spot[0] - 1.2 * SPEC.tolerance.x, spot[1], spot[2])  # the ball 1.2 tolerances beyond the spot
+    for hold, kicks in ((1.5, True), (1.0, False)):
+        task = KickTask(1, 0.0, APPROACH, SPEC.model_copy(update={'hold': hold}), 'long', (10.0, 0.0))
+        assert task.step(View(0.0, spot, (0.0, 0.0), walking=True)).stop
+        act = task.step(View(0.1, off, (0.0, 0.0), walking=False))  # stopped: the hold is over (no rest)
+        assert (act.skill == 'KICK_R') is kicks, hold
+        assert task.phase == ('kicking' if kicks else 'approaching'), hold
+
+
+def test_a_walking_robot_stops_its_robots_stop_drift_short_of_the_spot() -> None:
+    """A walk told to stop goes on: the kick stops it ``stop_drift`` s at its speed short of the spot (a T1 0.6 s,
+    a Nao, which goes on 0-5 cm at fine steps, 0.2 s)."""
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    short = (spot[0] - 0.07, spot[1], spot[2])  # 7 cm short (tolerance 4 cm), walking at 0.1 m/s
+    for drift, stops in ((0.6, True), (0.2, False)):  # goes on 6 cm: stop now; 2 cm: walk on
+        task = KickTask(1, 0.0, ApproachSpec(clear=0.4, stop_drift=drift), SPEC, 'long', (10.0, 0.0))
+        act = task.step(View(0.0, short, (0.0, 0.0), walking=True, speed=0.1))
+        assert bool(act.stop) is stops and (task.phase == 'settling') is stops, drift
+
+
 def test_a_goto_near_never_turns_round_and_a_goal_a_little_behind_counts_as_reached() -> None:
     """A T1 cannot step back and creeps forward stepping in place: a goalie holding its place turned round and round
     to reach a goal a few centimetres behind it. A near goal is walked to without turning round; one up to
