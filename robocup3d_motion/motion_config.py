@@ -139,12 +139,36 @@ WalkValues = create_model(
 )
 
 
+class GearValues(Section):
+    """When the walk shifts to a faster set (:class:`~robocup3d_motion.gear.Gear`)."""
+
+    fast: Text
+    far: Finite = Field(3.0, gt=0.0)
+    ahead_deg: Finite = Field(11.0, gt=0.0, le=90.0)
+    near: Finite = Field(2.0, ge=0.0)
+    aside_deg: Finite = Field(26.0, gt=0.0, le=180.0)
+    shift_speed: Finite = Field(0.3, gt=0.0)
+
+    @model_validator(mode='after')
+    def _bands(self) -> GearValues:
+        if self.near >= self.far or self.aside_deg < self.ahead_deg:
+            raise ValueError('a gear shifts down nearer (near < far) and further aside (aside_deg >= ahead_deg)')
+        return self
+
+
 class WalkSection(Section):
-    """One robot's walk: a base, named sets over it, and the default set's name."""
+    """One robot's walk: a base, named sets over it, the default set's name, and a gear."""
 
     default: Text | None = None
     base: WalkValues | None = None
     sets: dict[str, WalkValues] = Field(min_length=1)
+    gear: GearValues | None = None
+
+    @model_validator(mode='after')
+    def _gear_set(self) -> WalkSection:
+        if self.gear is not None and self.gear.fast not in self.sets:
+            raise ValueError(f'gear.fast names unknown set {self.gear.fast!r}; sets: {sorted(self.sets)}')
+        return self
 
 
 class WalkFile(Section):

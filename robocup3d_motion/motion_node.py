@@ -57,6 +57,7 @@ from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, Task, View, to_robot
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
+from robocup3d_motion.gear import GearShift, walk_gear
 from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skills
 from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
@@ -180,6 +181,9 @@ class MotionCore:
         body = body_for('nao' if robot.server == 'simspark' else robot.name, robot.robot_type)
         if self.walk_sets:
             self.walk = WalkEngine(body, self.walk_sets[self.walk_set], self.settings.hold_pose)
+        gear = walk_gear(walk_cfg or {}, walk_key) if self.walk_sets else None
+        #: a faster set for long straight walks to a target (None: the walk keeps its set)
+        self.gear = GearShift(gear) if gear is not None and gear.fast in self.walk_sets else None
         self.head = HeadControl(body, robot)  # looks at the ball while a task runs
         self.commander = WalkCommander(cmd_timeout)
         self._caps: tuple[float, dict[str, float]] = (0.0, {})  # speed_caps: the leg_speed they were made for
@@ -420,6 +424,9 @@ class MotionCore:
     def _start(self, name: str, getup: bool = False, overrides: dict[str, float] | None = None) -> None:
         self.skill, self.is_getup, self._reset = name, getup, True
         self._rest_since, self._stand_asked = None, False
+        if name != WALK and self.gear is not None and self.gear.up:
+            self.gear.reset()
+            self._use_set(self.walk_set)
         if name in (STAND, WALK):
             self.player = None
             if name == WALK and self.walk is not None:
@@ -476,7 +483,11 @@ class MotionCore:
             ovx, ovy, owz = self.walk.odometry
             if self.imu_ok and self.gyro is not None:
                 owz = self.gyro[2]  # the turn as the gyro measures it: the commanded one slips
+            if self.gear is not None:
+                self._shift_gear()
             vx, vy, wz = self.commander.velocity(t, self.walk.params, (ovx, ovy, owz), dt)
+            if self.gear is not None:
+                vx = self.gear.cap(vx)
             self.walk.set_command(vx, vy, wz)
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None
@@ -507,6 +518,17 @@ class MotionCore:
                 cmd = {**cmd, **look}
         self.last_cmd = cmd
         return cmd
+
+    def _shift_gear(self) -> None:
+        """The walk's set for this cycle: the gear's fast one on a long straight walk to a target, else its own."""
+        assert self.gear is not None and self.walk is not None
+        target = self.commander.target
+        fast = self.gear.update(None if target is None else (target[0], target[1]), self.walk.odometry[0])
+        self._use_set(self.gear.gear.fast if fast else self.walk_set)
+
+    def _use_set(self, name: str) -> None:
+        if self.walk is not None and self.walk.params is not self.walk_sets[name]:
+            self.walk.set_params(self.walk_sets[name])
 
     def _skill_balance(self, player: KeyframePlayer, t: float, cmd: dict[str, float]) -> dict[str, float]:
         """``cmd`` with the running skill's IMU feedback (:class:`~robocup3d_motion.getup.SkillBalance`) added."""
@@ -591,6 +613,7 @@ class MotionCore:
         w = self.walk
         return {
             'set': self.walk_set,
+            'geared': self.gear is not None and self.gear.up,  # walking with the gear's fast set
             'moving': w.moving,
             'command': [round(v, 3) for v in w.command],
             'speed': [round(v, 3) for v in w.speed],

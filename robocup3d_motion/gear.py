@@ -1,0 +1,70 @@
+"""The walk's gear: a faster parameter set for long straight walks to a target, the robot's own set elsewhere.
+
+A T1's positioning set walks 0.30-0.36 m/s and turns safely; its sprint set walks 0.60 m/s straight ahead but
+falls turning towards a target off to the side (a 12 m go-to 31 degrees off: 3 falls). The gear shifts up when
+the walk's target is far and nearly straight ahead, and down when it comes near or swings aside. Down from a
+sprint it first slows to ``shift_speed`` in the fast set (dropping the fast gait at full speed tips the robot
+over), then changes sets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ['Gear', 'GearShift', 'walk_gear']
+
+
+@dataclass(frozen=True)
+class Gear:
+    """When to walk with the ``fast`` set (``config/walk.yaml``'s ``gear``)."""
+
+    fast: str  # the set for long straight walks
+    far: float = 3.0  # m: shift up for a target further than this ...
+    ahead_deg: float = 11.0  # ... and within this many degrees of straight ahead
+    near: float = 2.0  # m: shift down once the target is nearer than this ...
+    aside_deg: float = 26.0  # ... or further off straight ahead than this
+    shift_speed: float = 0.3  # m/s the walk slows to in the fast set before it changes back
+
+
+def walk_gear(walk_cfg: dict, key: str) -> Gear | None:
+    """The gear of one robot's section (``nao`` for a Nao type without its own), or None."""
+    section = walk_cfg.get(key)
+    if section is None and key.startswith('nao'):
+        section = walk_cfg.get('nao')
+    values = (section or {}).get('gear')
+    return Gear(**values) if values else None
+
+
+class GearShift:
+    """Which set the walk uses each cycle, given its target (robot frame) and its forward speed."""
+
+    def __init__(self, gear: Gear) -> None:
+        self.gear = gear
+        self.up = False  # in the fast set
+        self.slowing = False  # shifting down: slowing in the fast set first
+
+    def update(self, target: tuple[float, float] | None, speed: float) -> bool:
+        """Whether to walk with the fast set this cycle; ``target`` None: no walk target (velocity or stand)."""
+        g = self.gear
+        if target is None:
+            dist, off = 0.0, math.pi
+        else:
+            dist, off = math.hypot(*target), abs(math.atan2(target[1], target[0]))
+        if not self.up:
+            self.up = dist > g.far and off < math.radians(g.ahead_deg)
+            self.slowing = False
+        elif dist < g.near or off > math.radians(g.aside_deg):
+            self.slowing = True
+        elif self.slowing and dist > g.far and off < math.radians(g.ahead_deg):
+            self.slowing = False  # straight ahead and far again: on at speed
+        if self.up and self.slowing and speed <= g.shift_speed:
+            self.up = self.slowing = False
+        return self.up
+
+    def cap(self, vx: float) -> float:
+        """The forward command while shifting down."""
+        return min(vx, self.gear.shift_speed) if self.slowing else vx
+
+    def reset(self) -> None:
+        self.up = self.slowing = False
