@@ -54,7 +54,16 @@ from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.protocol import JointCommand
 from robocup3d_description.robots import RobotSpec, robot_spec
 from robocup3d_motion.balance import BalanceController, balance_settings
-from robocup3d_motion.ball_skills import Action, DribbleTask, GoToTask, KickTask, Task, View, to_robot
+from robocup3d_motion.ball_skills import (
+    Action,
+    DribbleTask,
+    GoToTask,
+    KickTask,
+    Task,
+    View,
+    ball_sigma_limit,
+    to_robot,
+)
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.gear import GearShift, walk_gear
@@ -295,9 +304,11 @@ class MotionCore:
             self._pose = (x, y, yaw, t)
 
     def on_ball(self, t: float, x: float, y: float, sigma: float) -> None:
-        """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` counts as none."""
+        """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` (more, far away: see
+        :func:`~robocup3d_motion.ball_skills.ball_sigma_limit`) counts as none."""
         if all(math.isfinite(v) for v in (t, x, y, sigma)):
-            self._ball = (x, y, t) if sigma <= self.ball_skills.approach.lost_sigma else None
+            dist = math.hypot(x - self._pose[0], y - self._pose[1]) if self._pose is not None else 0.0
+            self._ball = (x, y, t) if sigma <= ball_sigma_limit(self.ball_skills.approach.lost_sigma, dist) else None
             if self._ball is not None:
                 self._seen_ball = self._ball
 

@@ -53,6 +53,7 @@ SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x,
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
 REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
+SEEK_NEAR = 2.0  # m: the on-ball player that lost a ball further than this walks to where it was, nearer it turns
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
 RETOUCH_BAN = 60.0  # s at most a set play's taker is kept off the ball (20 s was too short: a foul in a 3 v 3)
 TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's spot as play went on did not take it
@@ -219,6 +220,20 @@ def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
 def choose_role(s: Situation, was_striker: bool) -> str:
     """This player's role alone (with ``was_striker``: it held the ball so far)."""
     return assign(s, s.unum if was_striker else None)[0]
+
+
+def seek_lost_ball(s: Situation) -> Choice | None:
+    """The on-ball player's search for a ball it lost: a walk to where it was last believed to be, when that is
+    further than :data:`SEEK_NEAR`; None nearer (the supporters' turn on the spot then). A lone striker walking at a
+    ball 15 m away lost it from view twice a second; turning away to search each time, it walked there at half
+    speed and fell."""
+    if s.pose is None or s.last_ball is None:
+        return None
+    x, y, _ = s.pose
+    bx, by = s.last_ball
+    if math.hypot(bx - x, by - y) <= SEEK_NEAR:
+        return None
+    return Choice(GoTo(x=bx, y=by, theta=math.atan2(by - y, bx - x)), 'search where it was')
 
 
 class Striker:
@@ -403,6 +418,8 @@ class Decider:
             # we took the set play and the ball is still at our feet: any step (or the rest of a kick) may touch
             # it again, a foul (RCSSServerMJ gives a free kick for a second touch after 1 s): stand still
             choice: Choice | None = Choice(SkillRequest(name='stand'), 'took the set play: keep off the ball')
+        elif s.ball is None and self.on_ball == s.unum and (seek := seek_lost_ball(s)) is not None:
+            choice = seek
         else:
             choice = ROLES[self.role].act(s)
         return self._send(choice, s, now, task)

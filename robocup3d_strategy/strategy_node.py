@@ -34,6 +34,7 @@ from robocup3d_bridge import team_talk
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
+from robocup3d_motion.ball_skills import ball_sigma_limit
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_perception.team_view import TeamView
 from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
@@ -46,6 +47,7 @@ __all__ = ['StrategyNode', 'main']
 TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots repeat with it
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
+LOST_SIGMA = 1.0  # m; a vaguer ball near the robot is not played (far, more: ball_sigma_limit)
 DECIDE_PERIOD = 0.2  # s of server time between decisions
 MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 
@@ -214,8 +216,12 @@ class StrategyNode(Node):
             self.pub_state.publish(String(data=json.dumps({'time': now, **dict(zip(keys, state, strict=True))})))
 
     def _ball_fresh(self, now: float) -> bool:
-        """The world model's ball is good enough to play (seen by us or heard from a teammate)."""
-        return self._ball is not None and self._ball_sigma <= 1.0
+        """The world model's ball is good enough to play (seen by us or heard from a teammate): within 1 m, more
+        for a far ball (:func:`~robocup3d_motion.ball_skills.ball_sigma_limit`)."""
+        if self._ball is None:
+            return False
+        dist = math.dist(self._ball, self._pose[:2]) if self._pose is not None else 0.0
+        return self._ball_sigma <= ball_sigma_limit(LOST_SIGMA, dist)
 
     def _on_ball(self, msg: Odometry) -> None:
         p = msg.pose.pose.position

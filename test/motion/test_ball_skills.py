@@ -590,3 +590,16 @@ def test_walking_onto_the_spot_the_walk_is_stopped_where_it_will_come_to_rest() 
         other = KickTask(2, 0.0, APPROACH, SPEC, 'long', (10.0, 0.0))
         act = other.step(View(0.0, behind(0.12), (0.0, 0.0), walking=walking, speed=speed))
         assert not act.stop and act.velocity is not None and other.phase == 'approaching'
+
+
+def test_a_far_ball_may_be_vaguer_and_still_be_played() -> None:
+    """Seen every second or so from 15 m, a T1's ball estimate spread to 1-1.3 m between sightings; held to 1 m, a
+    striker took it for lost twice a second and turned away to search."""
+    core = _core()
+    core.on_pose(1.0, 0.0, 0.0, 0.0)
+    core.on_ball(1.0, 15.0, 0.0, 1.3)
+    assert core._view(1.0).ball == (15.0, 0.0)
+    core.on_ball(1.0, 15.0, 0.0, 1.6)  # more than a tenth of the distance
+    assert core._view(1.0).ball is None
+    core.on_ball(1.0, 2.0, 0.0, 1.3)  # near: 1 m at most
+    assert core._view(1.0).ball is None

@@ -265,6 +265,27 @@ def test_a_player_that_lost_the_ball_turns_to_find_it() -> None:
     assert isinstance(right, GoTo) and right.theta == pytest.approx(0.5 - 1.5)
 
 
+def test_the_on_ball_player_that_lost_a_far_ball_walks_to_where_it_was() -> None:
+    """A lone striker walking at a ball 15 m away lost it from view twice a second; turning away each time to look,
+    it walked there at half speed and fell. The on-ball player walks on to where the ball was; others turn."""
+    d = Decider()
+    assert isinstance(d.decide(situation(pose=(0.0, 0.0, 0.0), ball=(15.0, 1.0)), 0.0), Kick | Dribble)
+    assert d.role == 'striker' and d.on_ball == 3
+    s = situation(pose=(0.5, 0.0, 0.0), ball=None)
+    s.last_ball = (15.0, 1.0)
+    req = d.decide(s, 0.2)
+    assert isinstance(req, GoTo) and (req.x, req.y) == (15.0, 1.0) and d.reason == 'search where it was'
+    assert req.theta == pytest.approx(math.atan2(1.0, 14.5))
+    s = situation(pose=(14.0, 0.5, 0.0), ball=None)  # there, and no ball: turn to find it
+    s.last_ball = (15.0, 1.0)
+    assert d.decide(s, 0.4) is not None and d.reason == 'search'
+    other = Decider()  # never on the ball: a supporter turns where it stands
+    s = situation(pose=(0.5, 0.0, 0.0), ball=None)
+    s.last_ball = (15.0, 1.0)
+    req = other.decide(s, 0.0)
+    assert isinstance(req, GoTo) and (req.x, req.y) == (0.5, 0.0) and other.reason == 'search'
+
+
 def test_every_walking_request_carries_the_other_robots_to_walk_round() -> None:
     mates = [Mate(4, -4.3, 1.2), Mate(5, 3.0, 3.0, age=9.0)]  # 5 is stale
     req = Decider().decide(situation(pose=(-3.0, 2.0, 0.0), ball=(-4.0, 1.5), mates=mates, opponents=[(1.0, 1.0)]), 0.0)
