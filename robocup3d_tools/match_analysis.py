@@ -39,6 +39,8 @@ class Goal:
     team: str
     score_left: int
     score_right: int
+    game_time: float | None = None  # the game clock then (s), as the server counts it
+    half: int | None = None
 
 
 @dataclass(frozen=True)
@@ -142,14 +144,15 @@ def goals_from_games(games: list[tuple[float, dict]]) -> tuple[list[Goal], np.nd
     last = (0, 0)
     for t, g in games:
         left, right = int(g.get('score_left') or 0), int(g.get('score_right') or 0)
+        clock = (g.get('game_time'), g.get('half'))
         if not ts:
             ts.append(t)
             scores.append((left, right))
         elif (left, right) != last:
             for _ in range(max(0, left - last[0])):
-                goals.append(Goal(t, 'left', left, right))
+                goals.append(Goal(t, 'left', left, right, *clock))
             for _ in range(max(0, right - last[1])):
-                goals.append(Goal(t, 'right', left, right))
+                goals.append(Goal(t, 'right', left, right, *clock))
             ts.append(t)
             scores.append((left, right))
         last = (left, right)

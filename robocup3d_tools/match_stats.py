@@ -138,7 +138,9 @@ def summary_lines(a: Analysis, fouls: Counter | None = None) -> list[str]:
         by = ''
         if kick is not None and kick.kicker:
             by = f' by {kick.kicker}' + (' (own goal)' if kick.outcome == 'own goal' else '')
-        lines.append(f'goal: {g.t - a.start:6.1f} s  {names[g.team]}{by}  ({g.score_left}:{g.score_right})')
+        # the game clock as the play-mode lines have it (the stream's own time counts the set-up before the kick-off)
+        when = f'{g.t - a.start:6.1f} s' if g.game_time is None else f'{g.game_time:6.1f} s of half {g.half or 1}'
+        lines.append(f'goal: {when}  {names[g.team]}{by}  ({g.score_left}:{g.score_right})')
     share = a.possession_share
     if not any(math.isnan(v) for v in share.values()):
         lines.append(f'possession: {names["left"]} {share["left"]:.0%}, {names["right"]} {share["right"]:.0%}')

@@ -29,6 +29,15 @@ def test_goals_come_from_score_changes() -> None:
     assert t.tolist() == [0.0, 10.0, 20.0] and score.tolist() == [[0, 0], [1, 0], [1, 1]]
 
 
+def test_a_goal_carries_the_game_clock_the_summary_prints() -> None:
+    """The stream's own time counts the set-up before the kick-off: a 3 v 3 goal at 86.9 s of game time was
+    printed as 132.1 s beside the play-mode line's 86.92 s."""
+    games = [(40.0, {'score_left': 0, 'score_right': 0, 'game_time': 0.0, 'half': 1})]
+    games += [(132.1, {'score_left': 1, 'score_right': 0, 'game_time': 86.92, 'half': 1})]
+    goals, _, _ = goals_from_games(games)
+    assert [(g.game_time, g.half) for g in goals] == [(86.92, 1)]
+
+
 def test_possession_is_the_side_nearest_the_ball() -> None:
     t = np.linspace(0, 10, 101)
     ball = np.c_[np.linspace(-5, 5, 101), np.zeros(101)]  # rolls from x=-5 to x=5

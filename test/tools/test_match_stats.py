@@ -71,4 +71,6 @@ def test_rcssserver3d_stream_gives_the_goal_possession_and_the_players(shared_di
     assert data.field.half_length == 15.0  # rcssserver3d's 30 m field
     lines = summary_lines(a)
     assert any(line.startswith('goal:') and 'Alpha' in line and '(1:0)' in line for line in lines), lines
+    goal = next(line for line in lines if line.startswith('goal:'))
+    assert f'{a.goals[0].game_time:6.1f} s of half' in goal  # the game clock, as the play-mode lines
     assert any(line.startswith('possession: Alpha') for line in lines), lines
