@@ -3,8 +3,8 @@
 A T1's positioning set walks 0.30-0.36 m/s and turns safely; its sprint set walks 0.60 m/s straight ahead but
 falls turning towards a target off to the side (a 12 m go-to 31 degrees off: 3 falls). The gear shifts up when
 the walk's target is far and nearly straight ahead, and down when it comes near or swings aside. Down from a
-sprint it first slows to ``shift_speed`` in the fast set (dropping the fast gait at full speed tips the robot
-over), then changes sets.
+sprint it first slows to ``shift_speed`` in the fast set, turning no faster than ``shift_turn`` (dropping the fast
+gait at full speed, or turning hard before it has slowed, tips the robot over), then changes sets.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ class Gear:
     near: float = 2.0  # m: shift down once the target is nearer than this ...
     aside_deg: float = 26.0  # ... or further off straight ahead than this
     shift_speed: float = 0.3  # m/s the walk slows to in the fast set before it changes back
+    shift_turn: float = 0.15  # rad/s it may turn at most meanwhile
+    top: float = math.inf  # m/s at most in the fast set (below its own max_vx: a margin where it turns and looks)
 
 
 def walk_gear(walk_cfg: dict, key: str) -> Gear | None:
@@ -62,9 +64,13 @@ class GearShift:
             self.up = self.slowing = False
         return self.up
 
-    def cap(self, vx: float) -> float:
-        """The forward command while shifting down."""
-        return min(vx, self.gear.shift_speed) if self.slowing else vx
+    def cap(self, vx: float, wz: float) -> tuple[float, float]:
+        """The forward and turn command while shifting down: slow, and turn little (a T1 told to turn at 0.48 rad/s
+        while it slowed from 0.6 m/s fell)."""
+        if not self.slowing:
+            return (min(vx, self.gear.top), wz) if self.up else (vx, wz)
+        turn = self.gear.shift_turn
+        return min(vx, self.gear.shift_speed), max(-turn, min(turn, wz))
 
     def reset(self) -> None:
         self.up = self.slowing = False

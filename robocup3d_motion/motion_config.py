@@ -148,6 +148,8 @@ class GearValues(Section):
     near: Finite = Field(2.0, ge=0.0)
     aside_deg: Finite = Field(26.0, gt=0.0, le=180.0)
     shift_speed: Finite = Field(0.3, gt=0.0)
+    shift_turn: Finite = Field(0.15, ge=0.0)
+    top: Finite = Field(math.inf, gt=0.0)
 
     @model_validator(mode='after')
     def _bands(self) -> GearValues:

@@ -498,7 +498,7 @@ class MotionCore:
                 self._shift_gear()
             vx, vy, wz = self.commander.velocity(t, self.walk.params, (ovx, ovy, owz), dt)
             if self.gear is not None:
-                vx = self.gear.cap(vx)
+                vx, wz = self.gear.cap(vx, wz)
             self.walk.set_command(vx, vy, wz)
             pitch = self.state.pitch if self.imu_ok else 0.0
             gyro = self.gyro if self.imu_ok else None
@@ -625,6 +625,7 @@ class MotionCore:
         return {
             'set': self.walk_set,
             'geared': self.gear is not None and self.gear.up,  # walking with the gear's fast set
+            'shifting': self.gear is not None and self.gear.slowing,  # slowing in it to shift down
             'moving': w.moving,
             'command': [round(v, 3) for v in w.command],
             'speed': [round(v, 3) for v in w.speed],

@@ -31,11 +31,11 @@ def test_shifting_down_it_slows_in_the_fast_set_before_it_changes_sets() -> None
     shift = GearShift(GEAR)
     assert shift.update(_ahead(8.0), 0.0)
     assert shift.update(_ahead(5.0, 20.0), 0.6) and not shift.slowing  # within the band: on at speed
-    assert shift.cap(0.7) == 0.7
+    assert shift.cap(0.7, 0.5) == (0.7, 0.5)
     assert shift.update(_ahead(1.5), 0.6) and shift.slowing  # near: slowing, still in the fast set
-    assert shift.cap(0.7) == GEAR.shift_speed
+    assert shift.cap(0.7, -0.5) == (GEAR.shift_speed, -GEAR.shift_turn)  # and turning little
     assert not shift.update(_ahead(1.4), 0.3) and not shift.slowing  # slow enough: its own set
-    assert shift.cap(0.7) == 0.7
+    assert shift.cap(0.7, 0.5) == (0.7, 0.5)
     shift.update(_ahead(8.0), 0.0)
     assert shift.update(_ahead(8.0, 40.0), 0.6) and shift.slowing  # swung aside: down too
     assert not shift.update(None, 0.2)  # and no target at all
