@@ -41,6 +41,14 @@ def test_shifting_down_it_slows_in_the_fast_set_before_it_changes_sets() -> None
     assert not shift.update(None, 0.2)  # and no target at all
 
 
+def test_in_the_fast_set_the_gear_keeps_below_its_top_speed() -> None:
+    """At the sprint's own 0.69 m/s a T1 walking up to a kick spun and fell 8-13 times in 5 walk-ups; at 0.55 none."""
+    shift = GearShift(Gear(fast='sprint', top=0.55))
+    assert shift.cap(0.7, 0.1) == (0.7, 0.1)  # its own set: its own limits
+    assert shift.update(_ahead(8.0), 0.0)
+    assert shift.cap(0.7, 0.1) == (0.55, 0.1)
+
+
 def _core() -> MotionCore:
     return MotionCore(
         robot_spec('mujoco', 'T1', 0), load_robots_config('robots.yaml'), walk_cfg=load_walk_config('walk.yaml')
