@@ -9,7 +9,10 @@ where it went, and how long it took.
 
 Prints per trial: start distance and bearing, the task's outcome, when the kick started (server
 seconds), where the ball lay then (m, robot frame, ground truth) and how fast it rolled, the ball pushed before the
-kick (m), the ball's travel after it (m), falls, and why the task failed.
+kick (m), the ball's travel after it (m), its direction off the line to the goal centre (deg, + left: from where it
+lay at the kick to where it was as the task ended, 1 m or more on, before it could reach the goal line), falls, and
+why the task failed; then the kicks, the direction error's median and p90 (abs), the time to the kick (median) and
+the falls.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 from pathlib import Path
 
@@ -41,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}{"m/s":>6}'
-    head += f'{"pushed m":>9}{"ball m":>8}{"falls":>6}'
+    head += f'{"pushed m":>9}{"ball m":>8}{"dir":>6}{"falls":>6}'
     print(f'{head}  reason')
-    kicked = 0
+    kicked, dirs, times, falls = 0, [], [], 0
     with SimSession(args.robot, player_args=('--world-model',)) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
@@ -55,6 +59,16 @@ def main(argv: list[str] | None = None) -> int:
             pushed = max((math.hypot(r[3] - BALL[0], r[4] - BALL[1]) for r in before), default=0.0)
             after = math.hypot(run.ball_end[0] - start[3], run.ball_end[1] - start[4]) if start else 0.0
             kicked += start is not None
+            falls += run.falls
+            direction = '-'
+            end = run.trace[-1] if start else None
+            if start and math.hypot(end[3] - start[3], end[4] - start[4]) >= 1.0:
+                went = math.atan2(end[4] - start[4], end[3] - start[3])
+                off = went - math.atan2(GOAL[1] - start[4], GOAL[0] - start[3])
+                dirs.append(math.degrees(math.atan2(math.sin(off), math.cos(off))))
+                direction = f'{dirs[-1]:+.0f}'
+            if start:
+                times.append(start[0])
             at = f'{start[0]:.1f}' if start else '-'
             spot, rolling = '-', '-'
             if start:  # the ball in the robot's ground frame (truth) as the kick started, and its speed
@@ -66,9 +80,16 @@ def main(argv: list[str] | None = None) -> int:
                     prev = run.trace[k - 1]
                     rolling = f'{math.hypot(start[3] - prev[3], start[4] - prev[4]) / (start[0] - prev[0]):.2f}'
             row = f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{spot:>14}{rolling:>6}'
-            row += f'{pushed:>9.2f}{after:>8.2f}{run.falls:>6}'
+            row += f'{pushed:>9.2f}{after:>8.2f}{direction:>6}{run.falls:>6}'
             print(f'{row}  {run.reason}', flush=True)
     print(f'kicked in {kicked} of {args.trials} walk-ups')
+    if dirs:
+        err = sorted(abs(d) for d in dirs)
+        p90 = err[min(len(err) - 1, round(0.9 * (len(err) - 1)))]
+        med = statistics.median(err)
+        print(f'direction off the goal centre (abs, deg): median {med:.1f}, p90 {p90:.1f} of {len(err)}')
+    if times:
+        print(f'kick started (s): median {statistics.median(times):.1f}; falls {falls}')
     return 0
 
 
