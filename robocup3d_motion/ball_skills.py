@@ -43,7 +43,7 @@ GOTO_NEAR = 1.0
 GOTO_BACK = 0.4
 HOLD_MOVE = 0.2  # m the ball may move while the robot stops for a kick; more, and it approaches again
 # A far ball may be vaguer and still be walked to: its direction is what counts. Seen every second or so from 15 m,
-# a T1's estimate spread to 1-1.3 m between sightings; held to 1 m, the striker took it for lost twice a second and
+# a T1's estimate spread to 1-1.3 m between sightings; held to 1 m, the striker took it for lost every second or two and
 # turned away to search, walking at it between (a lone striker, 2026-11-29).
 LOST_SIGMA_PER_M = 0.1
 

@@ -225,8 +225,8 @@ def choose_role(s: Situation, was_striker: bool) -> str:
 def seek_lost_ball(s: Situation) -> Choice | None:
     """The on-ball player's search for a ball it lost: a walk to where it was last believed to be, when that is
     further than :data:`SEEK_NEAR`; None nearer (the supporters' turn on the spot then). A lone striker walking at a
-    ball 15 m away lost it from view twice a second; turning away to search each time, it walked there at half
-    speed and fell."""
+    ball 15 m away took it for lost every second or two (its estimate's spread past the limit); it turned away
+    to search each time and walked there in fits."""
     if s.pose is None or s.last_ball is None:
         return None
     x, y, _ = s.pose

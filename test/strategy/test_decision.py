@@ -266,8 +266,8 @@ def test_a_player_that_lost_the_ball_turns_to_find_it() -> None:
 
 
 def test_the_on_ball_player_that_lost_a_far_ball_walks_to_where_it_was() -> None:
-    """A lone striker walking at a ball 15 m away lost it from view twice a second; turning away each time to look,
-    it walked there at half speed and fell. The on-ball player walks on to where the ball was; others turn."""
+    """A lone striker walking at a ball 15 m away took it for lost every second or two and turned away each time to
+    look. The on-ball player walks on to where the ball was; others turn."""
     d = Decider()
     assert isinstance(d.decide(situation(pose=(0.0, 0.0, 0.0), ball=(15.0, 1.0)), 0.0), Kick | Dribble)
     assert d.role == 'striker' and d.on_ball == 3
