@@ -42,9 +42,9 @@ FINE_YAW = math.radians(45.0)  # rad off the kick's heading within which those s
 GOTO_NEAR = 1.0
 GOTO_BACK = 0.4
 HOLD_MOVE = 0.2  # m the ball may move while the robot stops for a kick; more, and it approaches again
-# A far ball may be vaguer and still be walked to: its direction is what counts. Seen every second or so from 15 m,
-# a T1's estimate spread to 1-1.3 m between sightings; held to 1 m, the striker took it for lost every second or two and
-# turned away to search, walking at it between (a lone striker, 2026-11-29).
+# A far ball may be vaguer and still be walked to: its direction is what counts. Walking at a ball 15 m away, a lone
+# T1 striker's estimate spread to 1.3-1.9 m between sightings; held to 1 m, it took the ball for lost every second or
+# two and turned away to search, walking at it between (2026-11-29).
 LOST_SIGMA_PER_M = 0.1
 
 

@@ -593,7 +593,7 @@ def test_walking_onto_the_spot_the_walk_is_stopped_where_it_will_come_to_rest() 
 
 
 def test_a_far_ball_may_be_vaguer_and_still_be_played() -> None:
-    """Seen every second or so from 15 m, a T1's ball estimate spread to 1-1.3 m between sightings; held to 1 m, a
+    """Walking at a ball 15 m away, a lone T1 striker's estimate spread to 1.3-1.9 m between sightings; held to 1 m, a
     striker took it for lost every second or two and turned away to search."""
     core = _core()
     core.on_pose(1.0, 0.0, 0.0, 0.0)
