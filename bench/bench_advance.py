@@ -19,25 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from robocup3d_strategy.decision import RETOUCH_BAN
-from robocup3d_tools.ball_tasks import FALLEN_UP
+from robocup3d_tools.ball_tasks import FALLEN_UP, clear_kick_off
 from robocup3d_tools.sim_session import CYCLE, SimSession
 
 GOAL_X, POST_Y, BALL_R = 27.5, 1.83, 0.11  # RCSSServerMJ's fifa7vs7 field
 HALF_S = 300.0  # s of game clock in a half (RCSSServerMJ's rules)
 HALF_MARGIN = 10.0  # s kept spare for placing the robot
 AFTER_KICK = 3.0  # s after a kick's end a fall counts as the kick's
-
-
-def clear_kick_off(s: SimSession, args: argparse.Namespace) -> None:
-    """A fresh session: the first placement plays on from our kick-off with the robot standing by the ball, and the
-    player may count itself that kick-off's taker, kept off the ball (no double touch) for up to ``RETOUCH_BAN`` s:
-    that is waited out here, not in the first trial (it cost 30 s of it)."""
-    s.place(args.ball_x - 3.0, 0.0, 0.0, ball=(args.ball_x, 0.0, BALL_R))
-    s.wait_cycles(25)
-    start = s.cycles
-    while s.strategy.get('taker') == s.unum and (s.cycles - start) * CYCLE < RETOUCH_BAN + 5.0:
-        s.wait_cycles(25)
 
 
 def trial(s: SimSession, args: argparse.Namespace) -> dict | None:
@@ -100,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict] = []
     while len(rows) < args.trials:  # a half's clock runs out (one robot alone on the field): a fresh session
         with SimSession('T1', unum=2, player_args=('--world-model', *args.player_arg), play=True) as s:
-            clear_kick_off(s, args)
+            clear_kick_off(s, args.ball_x - 3.0, 0.0, 0.0, (args.ball_x, 0.0, BALL_R))
             while len(rows) < args.trials and s.trainer.state.game_time + args.seconds + HALF_MARGIN < HALF_S:
                 r = trial(s, args)
                 if r is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from robocup3d_tools.ball_tasks import await_goal_call, clear_kick_off
 from robocup3d_tools.sim_session import SimSession
 
 GOAL_X, POST_Y, BALL_R = 27.5, 1.83, 0.11  # RCSSServerMJ's fifa7vs7 field
@@ -53,6 +54,8 @@ def trial(s: SimSession, i: int, args: argparse.Namespace) -> bool | None:
     b = s.ball or (float('nan'), float('nan'))
     t = (s.cycles - start) * CYCLE
     result = 'goal' if scored else 'no goal'
+    if scored:
+        await_goal_call(s)
     print(f'{i:>5}  {result:<8}{t:>6.1f}  {b[0]:>7.2f}{b[1]:>7.2f}  {", ".join(reasons)}', flush=True)
     return scored
 
@@ -68,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     while done < args.trials:  # the game clock runs out (one half, alone on the field): then a fresh session
         before = done
         with SimSession('T1', unum=2, player_args=('--world-model',), play=True) as s:
+            clear_kick_off(s, GOAL_X - 7.0, args.offset, 0.0, (GOAL_X - 4.0, 0.0, BALL_R))
             while done < args.trials and s.trainer.state.game_time + args.seconds + HALF_MARGIN < HALF_S:
                 scored = trial(s, done, args)
                 if scored is None:

@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from robocup3d_motion.requests import Dribble, GoTo, Kick, MotionRequest
+from robocup3d_strategy.decision import RETOUCH_BAN
 from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SimSession
 
@@ -52,6 +53,27 @@ def place_ball(s: SimSession, x: float, y: float) -> None:
     there = lambda: s.ball is not None and math.hypot(s.ball[0] - x, s.ball[1] - y) < 0.05  # noqa: E731
     s.spin_until(there, 30.0, 'the ball did not arrive where the trainer put it')
     s.wait_cycles(10)
+
+
+def clear_kick_off(s: SimSession, x: float, y: float, yaw: float, ball: tuple[float, float, float]) -> None:
+    """A fresh playing session (``SimSession(play=True)``): the first placement plays on from our kick-off with the
+    robot standing by the ball, and the player may count itself that kick-off's taker, kept off the ball (no double
+    touch) for up to ``RETOUCH_BAN`` s; wait that out here, with the robot at (``x``, ``y``, ``yaw``) and the ball at
+    ``ball``, so that a bench's first trial does not stand it (it cost bench_advance's and bench_score's first trials
+    30-40 s)."""
+    s.place(x, y, yaw, ball=ball)
+    s.wait_cycles(25)
+    start = s.cycles
+    while s.strategy.get('taker') == s.unum and (s.cycles - start) * CYCLE < RETOUCH_BAN + 5.0:
+        s.wait_cycles(25)
+
+
+def await_goal_call(s: SimSession, seconds: float = 6.0) -> None:
+    """After the ball crossed the goal line: wait for the referee's call and the kick-off after it (a next trial
+    started before it had the kick-off called in its middle)."""
+    start = s.cycles
+    while not (s.trainer.state.play_mode or '').lower().startswith('kickoff') and (s.cycles - start) * CYCLE < seconds:
+        s.wait_cycles(10)
 
 
 def run_request(s: SimSession, request: MotionRequest, seconds: float) -> BallRun:
