@@ -10,32 +10,19 @@ gait at full speed, or turning hard before it has slowed, tips the robot over), 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from robocup3d_motion.motion_config import GearValues as Gear
 
 __all__ = ['Gear', 'GearShift', 'walk_gear']
 
 
-@dataclass(frozen=True)
-class Gear:
-    """When to walk with the ``fast`` set (``config/walk.yaml``'s ``gear``)."""
-
-    fast: str  # the set for long straight walks
-    far: float = 3.0  # m: shift up for a target further than this ...
-    ahead_deg: float = 11.0  # ... and within this many degrees of straight ahead
-    near: float = 2.0  # m: shift down once the target is nearer than this ...
-    aside_deg: float = 26.0  # ... or further off straight ahead than this
-    shift_speed: float = 0.3  # m/s the walk slows to in the fast set before it changes back
-    shift_turn: float = 0.15  # rad/s it may turn at most meanwhile
-    top: float = math.inf  # m/s at most in the fast set (below its own max_vx: a margin where it turns and looks)
-
-
 def walk_gear(walk_cfg: dict, key: str) -> Gear | None:
-    """The gear of one robot's section (``nao`` for a Nao type without its own), or None."""
+    """The gear of one robot's section (``nao`` for a Nao type without its own), checked, or None."""
     section = walk_cfg.get(key)
     if section is None and key.startswith('nao'):
         section = walk_cfg.get('nao')
     values = (section or {}).get('gear')
-    return Gear(**values) if values else None
+    return Gear.model_validate(values) if values else None
 
 
 class GearShift:

@@ -140,7 +140,9 @@ WalkValues = create_model(
 
 
 class GearValues(Section):
-    """When the walk shifts to a faster set (:class:`~robocup3d_motion.gear.Gear`)."""
+    """When the walk shifts to a faster set (``robocup3d_motion.gear``): ``fast`` on a walk to a target further
+    than ``far`` m within ``ahead_deg`` of straight ahead, at ``top`` m/s at most; back nearer than ``near`` or
+    further aside than ``aside_deg``, first slowing to ``shift_speed`` m/s turning at ``shift_turn`` rad/s at most."""
 
     fast: Text
     far: Finite = Field(3.0, gt=0.0)
@@ -149,7 +151,7 @@ class GearValues(Section):
     aside_deg: Finite = Field(26.0, gt=0.0, le=180.0)
     shift_speed: Finite = Field(0.3, gt=0.0)
     shift_turn: Finite = Field(0.15, ge=0.0)
-    top: Finite = Field(math.inf, gt=0.0)
+    top: Finite = Field(math.inf, gt=0.0)  # below the fast set's own max_vx: a margin where it turns and looks
 
     @model_validator(mode='after')
     def _bands(self) -> GearValues:

@@ -47,7 +47,6 @@ __all__ = ['StrategyNode', 'main']
 TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots repeat with it
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
-LOST_SIGMA = 1.0  # m; a vaguer ball near the robot is not played (far, more: ball_sigma_limit)
 DECIDE_PERIOD = 0.2  # s of server time between decisions
 MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 
@@ -65,6 +64,7 @@ class StrategyNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         kicks = self.declare_parameter('kicks_config', 'kicks.yaml').value
         skills = ball_skills_for(load_kicks_config(kicks), robot, robot_type, server)
+        self._lost_sigma = skills.approach.lost_sigma  # m: a vaguer ball near the robot is lost, as motion has it
         # the kicks and what the kick model says of them; one the robot falls after is only for shots and clears
         self.kicks = tuple(
             KickReach(name, k.distance.mean, k.distance.sd, falls=k.fall_rate > MAX_FALL_RATE)
@@ -216,12 +216,12 @@ class StrategyNode(Node):
             self.pub_state.publish(String(data=json.dumps({'time': now, **dict(zip(keys, state, strict=True))})))
 
     def _ball_fresh(self, now: float) -> bool:
-        """The world model's ball is good enough to play (seen by us or heard from a teammate): within 1 m, more
-        for a far ball (:func:`~robocup3d_motion.ball_skills.ball_sigma_limit`)."""
+        """The world model's ball is good enough to play (seen by us or heard from a teammate): within the
+        approach's ``lost_sigma``, more for a far ball (:func:`~robocup3d_motion.ball_skills.ball_sigma_limit`)."""
         if self._ball is None:
             return False
         dist = math.dist(self._ball, self._pose[:2]) if self._pose is not None else 0.0
-        return self._ball_sigma <= ball_sigma_limit(LOST_SIGMA, dist)
+        return self._ball_sigma <= ball_sigma_limit(self._lost_sigma, dist)
 
     def _on_ball(self, msg: Odometry) -> None:
         p = msg.pose.pose.position
