@@ -1,18 +1,23 @@
 """Walk up to the ball and kick it: a ``Kick`` task from 1-3 m, as strategy sends it, scored from ground truth.
 
 For each trial the trainer puts the standing robot 1-3 m from the ball (at (10, 0)) in a random
-direction (within +-70 deg of behind it) and heading; the task aims at the opponents' goal centre.
+direction (within +-70 deg of behind it) and heading; the task aims at the opponents' goal centre, or, with
+``--target-distance D``, at a point D m beyond the ball (towards the goal; for a kick of chosen length, whose
+strength the distance sets).
 The server's ground truth says how far the ball was pushed before the kick (the walk touching it),
 where it went, and how long it took.
 
     PYTHONPATH=. python bench/bench_walkup.py [--robot T1] [--kick long] [--trials 5] [--seed 3] [--slack 1.5]
+    PYTHONPATH=. python bench/bench_walkup.py --kick pass --target-distance 3 12 --trials 10
 
 Prints per trial: start distance and bearing, the task's outcome, when the kick started (server
 seconds), where the ball lay then (m, robot frame, ground truth) and how fast it rolled, the ball pushed before the
 kick (m), the ball's travel after it (m), its direction off the line to the goal centre (deg, + left: from where it
 lay at the kick to where it was as the task ended, 1 m or more on, before it could reach the goal line), falls, and
-why the task failed; then the kicks, the direction error's median and p90 (abs), the time to the kick (median) and
-the falls.
+why the task failed; with ``--target-distance`` also the kick's strength (a kick of chosen length), the ball's travel
+from the kick to where it came to rest and its miss (m from the target); then the kicks, the direction error's median
+and p90 (abs), the time to the kick (median), the falls and, with targets, the misses (median, p90) and the robots
+standing at the end.
 """
 
 from __future__ import annotations
@@ -27,11 +32,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robocup3d_motion.requests import Kick
-from robocup3d_tools.ball_tasks import place_ball, run_request
+from robocup3d_tools.ball_tasks import FALLEN_UP, await_ball_rest, place_ball, run_request
 from robocup3d_tools.sim_session import SimSession
 
 BALL = (10.0, 0.0)
 GOAL = (27.5, 0.0)  # RCSSServerMJ's field
+
+
+def _p90(values: list[float]) -> float:
+    return values[min(len(values) - 1, round(0.9 * (len(values) - 1)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,18 +51,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seed', type=int, default=3)
     ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
     ap.add_argument('--slack', type=float, default=0.0, help='m either side of the goal centre the kick may aim')
+    ap.add_argument(
+        '--target-distance',
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=('MIN', 'MAX'),
+        help='m: a target this far beyond the ball (uniform in MIN-MAX, towards the goal) instead of the goal centre',
+    )
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}{"m/s":>6}'
     head += f'{"pushed m":>9}{"ball m":>8}{"dir":>6}{"falls":>6}'
+    if args.target_distance:
+        head += f'{"foot":>6}{"target m":>9}{"strength":>9}{"rest m":>8}{"miss m":>8}{"up":>4}'
     print(f'{head}  reason')
-    kicked, dirs, times, falls = 0, [], [], 0
+    kicked, dirs, times, falls, misses, up = 0, [], [], 0, [], 0
     with SimSession(args.robot, player_args=('--world-model',)) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
-            s.place(BALL[0] - d * math.cos(a), BALL[1] + d * math.sin(a), rng.uniform(-0.5, 0.5))
+            yaw = rng.uniform(-0.5, 0.5)
+            goal = GOAL
+            if args.target_distance:
+                want = rng.uniform(*args.target_distance)
+                goal = (BALL[0] + want, BALL[1])
+            s.place(BALL[0] - d * math.cos(a), BALL[1] + d * math.sin(a), yaw)
             place_ball(s, *BALL)
-            run = run_request(s, Kick(target=GOAL, kick=args.kick, slack=args.slack, id=100 + i), args.seconds)
+            run = run_request(s, Kick(target=goal, kick=args.kick, slack=args.slack, id=100 + i), args.seconds)
             start = next((r for r in run.trace if r[5] == 'kicking'), None)
             before = [r for r in run.trace if start is None or r[0] < start[0]]
             pushed = max((math.hypot(r[3] - BALL[0], r[4] - BALL[1]) for r in before), default=0.0)
@@ -64,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             end = run.trace[-1] if start else None
             if start and math.hypot(end[3] - start[3], end[4] - start[4]) >= 1.0:
                 went = math.atan2(end[4] - start[4], end[3] - start[3])
-                off = went - math.atan2(GOAL[1] - start[4], GOAL[0] - start[3])
+                off = went - math.atan2(goal[1] - start[4], goal[0] - start[3])
                 dirs.append(math.degrees(math.atan2(math.sin(off), math.cos(off))))
                 direction = f'{dirs[-1]:+.0f}'
             if start:
@@ -81,15 +105,31 @@ def main(argv: list[str] | None = None) -> int:
                     rolling = f'{math.hypot(start[3] - prev[3], start[4] - prev[4]) / (start[0] - prev[0]):.2f}'
             row = f'{d:>8.1f}{math.degrees(a):>8.0f}  {run.phase:<12}{at:>10}{spot:>14}{rolling:>6}'
             row += f'{pushed:>9.2f}{after:>8.2f}{direction:>6}{run.falls:>6}'
+            if args.target_distance:
+                task = s.state.get('task') or {}
+                strength, foot = task.get('strength'), task.get('foot') or '-'
+                rest = await_ball_rest(s) or run.ball_end
+                s.wait_cycles(50)  # standing 1 s after the ball came to rest
+                standing = s.pose is not None and s.pose.up >= FALLEN_UP
+                up += standing
+                miss = math.hypot(rest[0] - goal[0], rest[1] - goal[1])
+                misses.append(miss)
+                travel = math.hypot(rest[0] - start[3], rest[1] - start[4]) if start else 0.0
+                st = f'{strength:.2f}' if strength is not None else '-'
+                row += f'{foot:>6}{goal[0] - BALL[0]:>9.1f}{st:>9}{travel:>8.2f}{miss:>8.2f}'
+                row += f'{"yes" if standing else "no":>4}'
             print(f'{row}  {run.reason}', flush=True)
     print(f'kicked in {kicked} of {args.trials} walk-ups')
     if dirs:
         err = sorted(abs(d) for d in dirs)
-        p90 = err[min(len(err) - 1, round(0.9 * (len(err) - 1)))]
         med = statistics.median(err)
-        print(f'direction off the goal centre (abs, deg): median {med:.1f}, p90 {p90:.1f} of {len(err)}')
+        print(f'direction off the target (abs, deg): median {med:.1f}, p90 {_p90(err):.1f} of {len(err)}')
     if times:
         print(f'kick started (s): median {statistics.median(times):.1f}; falls {falls}')
+    if misses:
+        m = sorted(misses)
+        med = statistics.median(m)
+        print(f'miss (m from the target): median {med:.2f}, p90 {_p90(m):.2f}; standing at the end {up}')
     return 0
 
 

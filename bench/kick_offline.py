@@ -115,7 +115,7 @@ def skill(p: dict[str, float]) -> dict:
 class Bench:
     """A settled stand (after a walk-in of ``walk_in`` s) saved once and restored for each kick."""
 
-    def __init__(self, walk_in: float = 0.0) -> None:
+    def __init__(self, walk_in: float = 0.0, rest: float = 0.5) -> None:
         self.o = o = stand()
         if walk_in > 0.0:
             for _ in range(round(walk_in / CYCLE)):
@@ -126,7 +126,7 @@ class Bench:
                 o.cycle()
                 if o.core.skill == 'stand':
                     break
-            o.run(0.5)
+            o.run(rest)
         self.snapshot = Snapshot(o)
 
     def trial(self, path: str, foot: str, spot: tuple[float, float], noise: tuple[float, float], after: float = 1.5):
@@ -171,12 +171,54 @@ class Bench:
         }
 
 
-def score(r: dict, cap: float) -> float:
-    """Lower is better: minus the distance along the heading (up to ``cap`` m), a graded fall penalty."""
-    s = -min(r['along'], cap) + (3.0 if r['dist'] < 0.1 else 0.0) + 0.3 * max(0.0, r['max_tilt'] - 12.0)
+def score(r: dict, cap: float, target: float | None = None) -> float:
+    """Lower is better: minus the distance along the heading (up to ``cap`` m), or how far it ends from ``target`` m
+    along it; a graded fall penalty."""
+    reach = -min(r['along'], cap) if target is None else abs(r['along'] - target)
+    s = reach + (3.0 if r['dist'] < 0.1 else 0.0) + 0.3 * max(0.0, r['max_tilt'] - 12.0)
     if r['fell_t'] is not None:
         s += 20.0 + 20.0 * max(0.0, 1.0 - r['fell_t'] / (r['duration'] + 1.5))
     return s + 0.05 * max(0.0, abs(r['angle']) - 8.0)
+
+
+def _benches(args: argparse.Namespace) -> list[Bench]:
+    """The starts trials take by turns: a settled stand and a walk-in, or (``--walk-in-only``) the walk-in twice."""
+    walk = Bench(3.0, args.rest)
+    return [walk, walk] if args.walk_in_only else [Bench(), walk]
+
+
+def write_blend(soft_file: Path, hard_file: str, strength: float, out: Path) -> None:
+    """The right-foot kick ``strength`` of the way from ``soft_file``'s to ``hard_file``'s (``blend_skills``, as a
+    kick of chosen length plays it) as a skill file at ``out``, with the hard kick's ball spot and mirror."""
+    from robocup3d_motion.getup import blend_skills, load_keyframe_skills  # noqa: PLC0415
+
+    soft, hard = load_keyframe_skills(soft_file)[0], load_keyframe_skills(hard_file)[0]
+    doc = yaml.safe_load(Path(hard_file).read_text())
+    blend = blend_skills(soft, hard, strength)
+    b = blend.balance
+    assert b is not None
+    doc['balance'] = {
+        'pitch': b.pitch, 'pitch_rate': b.pitch_rate, 'roll': b.roll, 'roll_rate': b.roll_rate,
+        'max_offset_deg': round(math.degrees(b.max_offset), 3), 'from': b.start, 'until': b.end,
+    }  # fmt: skip
+    doc['frames'] = [{'t': f.duration, 'q': {j: math.degrees(v) for j, v in f.targets.items()}} for f in blend.frames]
+    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def _blend_score(args: argparse.Namespace, benches: list[Bench], cand: Path, rng: random.Random):
+    """A soft kick candidate scored by its blends with ``--blend`` at ``--strengths``, each against its target."""
+    spot = tuple(yaml.safe_load(Path(args.blend).read_text())['ball'])
+    per = max(1, args.trials // len(args.strengths))
+    res, total = [], 0.0
+    for k, (strength, target) in enumerate(zip(args.strengths, args.targets, strict=True)):
+        path = cand.with_suffix(f'.{k}.yaml')
+        write_blend(cand, args.blend, strength, path)
+        for i in range(per):
+            noise = (rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03))
+            r = benches[i % 2].trial(str(path), 'right', spot, noise)
+            total += score(r, args.cap, target)
+            res.append({**r, 'strength': strength})
+    return total / len(res), res
 
 
 def search(args: argparse.Namespace) -> None:
@@ -184,7 +226,7 @@ def search(args: argparse.Namespace) -> None:
 
     start = clamp(json.loads(Path(args.start).read_text()) if args.start else {})
     x0, sig = [start[n[0]] for n in NAMES], [n[2] for n in NAMES]
-    benches = [Bench(), Bench(3.0)]
+    benches = _benches(args)
     rng = random.Random(args.seed)
     out = Path(args.search)
     cand = out.with_suffix('.cand.yaml')
@@ -196,12 +238,15 @@ def search(args: argparse.Namespace) -> None:
             for z in zs:
                 p = clamp({n[0]: x + s * zi for n, x, s, zi in zip(NAMES, x0, sig, z, strict=True)})
                 cand.write_text(yaml.safe_dump(skill(p), sort_keys=False))
-                res = [
-                    benches[k % 2].trial(str(cand), 'right', (p['x'], p['y']), (rng.uniform(-0.03, 0.03),
-                                         rng.uniform(-0.03, 0.03)))
-                    for k in range(args.trials)
-                ]  # fmt: skip
-                f = sum(score(r, args.cap) for r in res) / len(res)
+                if args.blend:
+                    f, res = _blend_score(args, benches, cand, rng)
+                else:
+                    res = [
+                        benches[k % 2].trial(str(cand), 'right', (p['x'], p['y']), (rng.uniform(-0.03, 0.03),
+                                             rng.uniform(-0.03, 0.03)))
+                        for k in range(args.trials)
+                    ]  # fmt: skip
+                    f = sum(score(r, args.cap, args.target) for r in res) / len(res)
                 fs.append(f)
                 log.write(json.dumps({'g': g, 'score': f, 'p': p, 'res': res}) + '\n')
                 log.flush()
@@ -216,12 +261,12 @@ def search(args: argparse.Namespace) -> None:
 def evaluate(args: argparse.Namespace) -> None:
     doc = yaml.safe_load(Path(args.eval).read_text())
     spot = tuple(doc['ball'])
-    benches = [Bench(), Bench(3.0)]
+    benches = _benches(args)
     rng = random.Random(args.seed)
     for k in range(args.trials):
         foot = 'right' if (k // 2) % 2 == 0 else 'left'
         r = benches[k % 2].trial(args.eval, foot, spot, (rng.uniform(-0.03, 0.03), rng.uniform(-0.03, 0.03)))
-        print(('walk-in ' if k % 2 else 'stand   ') + foot, json.dumps(r), flush=True)
+        print(('walk-in ' if k % 2 or args.walk_in_only else 'stand   ') + foot, json.dumps(r), flush=True)
 
 
 def main() -> None:
@@ -234,6 +279,12 @@ def main() -> None:
     ap.add_argument('--trials', type=int, default=2, help='per candidate: stand and walk-in by turns')
     ap.add_argument('--sigma', type=float, default=1.0, help='in units of each value step')
     ap.add_argument('--cap', type=float, default=12.0, help='m: longer kicks score no better')
+    ap.add_argument('--rest', type=float, default=0.5, help='s the walk-in start stands after its walk stopped')
+    ap.add_argument('--walk-in-only', action='store_true', help='every trial from the walk-in (as a walk-up kicks)')
+    ap.add_argument('--blend', metavar='HARD', help='search the soft end of a kick of chosen length blended with HARD')
+    ap.add_argument('--strengths', type=float, nargs='+', default=[0.0, 0.3, 0.6], help='--blend: strengths tried')
+    ap.add_argument('--targets', type=float, nargs='+', default=[4.5, 7.0, 9.5], help='--blend: m, one a strength')
+    ap.add_argument('--target', type=float, help='m: search a kick of this length (along the heading) instead')
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args()
     if args.search:

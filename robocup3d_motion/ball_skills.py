@@ -98,6 +98,7 @@ class Action:
     velocity: tuple[float, float, float] | None = None  # robot frame
     stop: bool = False
     skill: str | None = None
+    strength: tuple[str, float] | None = None  # a kick of chosen length: its gentle skill, 0-1 of the way to ``skill``
     walk_kick: tuple[str, float] | None = None  # kick in a walk step of this foot ('right', 'left'); the ball's x
     turn_round: bool = True  # a walk target behind a robot that cannot step back: turn round and walk there
 
@@ -333,9 +334,12 @@ class KickTask(Task):
         name: str,
         target: tuple[float, float],
         slack: float = 0.0,
+        distance: float | None = None,
     ) -> None:
         super().__init__(request_id, t, approach)
         self.spec, self.name, self.target, self.slack = spec, name, target, slack
+        self.distance = distance  # m the ball should go (None: to the target), for a kick of chosen length
+        self.strength: float | None = None  # the chosen length's strength, once kicked
         self.foot: str | None = None
         self._settle_since: float | None = None
         self._still_since: float | None = None  # the walk's stop, for the kick's rest
@@ -344,7 +348,8 @@ class KickTask(Task):
         self._swung = False  # an in-walk kick's step has begun
 
     def state(self) -> dict:
-        return {**super().state(), 'kick': self.name, 'foot': self.foot}
+        out = {**super().state(), 'kick': self.name, 'foot': self.foot}
+        return out if self.strength is None else {**out, 'strength': round(self.strength, 3)}
 
     def _hold(self, v: View, ball: tuple[float, float]) -> Action | None:
         """Stopped for a kick: the walk's stop and the ``rest`` after it, with the alignment judged at their end
@@ -365,13 +370,18 @@ class KickTask(Task):
             return Action(stop=True)
         return None
 
-    def _kick(self, v: View, foot: str, bx: float) -> Action:
+    def _kick(self, v: View, foot: str, bx: float, ball: tuple[float, float]) -> Action:
         self._held = None
         self.phase, self.kicked_at = 'kicking', v.t
         if self.spec.walk is not None:
             self._swung = False
             return Action(walk_kick=(foot, bx), velocity=(self.spec.walk.speed, 0.0, 0.0))
-        return Action(skill=self.spec.skill(foot))
+        strength = self.spec.strength
+        if strength is None:
+            return Action(skill=self.spec.skill(foot))
+        d = self.distance if self.distance is not None else math.dist(ball, self.target)
+        self.strength = strength.for_distance(d)
+        return Action(skill=self.spec.skill(foot), strength=(strength.skill(foot), self.strength))
 
     def _walk_kicking(self, v: View) -> Action:
         """Walk on straight while the walk's kick step comes and swings; done once it has."""
@@ -446,14 +456,14 @@ class KickTask(Task):
             if held is not None:
                 return held
             if self._held is not None and aligned(self.spec.hold):  # the hold is over, and the robot stands at the spot
-                return self._kick(v, foot, bx)
+                return self._kick(v, foot, bx, ball)
             self._held = None  # the ball moved, or the robot stands off the spot
         elif aligned(1.0):
             if self.spec.stop and (v.walking or self.spec.rest > 0.0):
                 self._held, self._settle_since, self._still_since = ball, v.t, None
                 self.phase = 'settling'
                 return Action(stop=True)
-            return self._kick(v, foot, bx)
+            return self._kick(v, foot, bx, ball)
         self.phase = 'approaching'
         rel = (pose[0] - ball[0], pose[1] - ball[1])
         _, _, off = on_line(pose, ball, face)  # the robot on the kick's line through the ball

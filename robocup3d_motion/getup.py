@@ -55,6 +55,8 @@ __all__ = [
     'KeyframePlayer',
     'KeyframeSkill',
     'SkillBalance',
+    'blend_skills',
+    'check_blend',
     'getup_skill_for',
     'load_keyframe_dir',
     'load_keyframe_skill',
@@ -190,6 +192,52 @@ def mirror_skill(skill: KeyframeSkill, name: str) -> KeyframeSkill:
     frames = tuple(Keyframe(f.duration, q(f.targets)) for f in skill.frames)
     balance = skill.balance.mirrored() if skill.balance is not None else None
     return KeyframeSkill(name, frames, gains(skill.kp), gains(skill.kd), skill.source, balance)
+
+
+def blend_skills(soft: KeyframeSkill, hard: KeyframeSkill, power: float, name: str = '') -> KeyframeSkill:
+    """The skill ``power`` of the way from ``soft`` (0) to ``hard`` (1): every duration, target and balance gain
+    interpolated (a kick of chosen strength between its gentle and its full version). Both must move the same
+    joints in the same frames; raises ValueError otherwise (:func:`check_blend` at load time)."""
+    check_blend(soft, hard)
+    p = min(max(float(power), 0.0), 1.0)
+
+    def mix(a: float, b: float) -> float:
+        return a + (b - a) * p
+
+    def gains(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+        return {j: mix(a.get(j, 0.0), b.get(j, 0.0)) for j in {**a, **b}}
+
+    frames = tuple(
+        Keyframe(mix(fs.duration, fh.duration), {j: mix(v, fh.targets[j]) for j, v in fs.targets.items()})
+        for fs, fh in zip(soft.frames, hard.frames, strict=True)
+    )
+    balance = None
+    if soft.balance is not None and hard.balance is not None:
+        bs, bh = soft.balance, hard.balance
+        balance = SkillBalance(
+            gains(bs.pitch, bh.pitch),
+            gains(bs.pitch_rate, bh.pitch_rate),
+            gains(bs.roll, bh.roll),
+            gains(bs.roll_rate, bh.roll_rate),
+            mix(bs.ref_pitch, bh.ref_pitch),
+            mix(bs.max_offset, bh.max_offset),
+            mix(bs.start, bh.start),
+            mix(bs.end, bh.end),
+        )
+    return KeyframeSkill(name or f'{hard.name}@{p:.2f}', frames, dict(hard.kp), dict(hard.kd), hard.source, balance)
+
+
+def check_blend(soft: KeyframeSkill, hard: KeyframeSkill) -> None:
+    """Raises ValueError unless ``soft`` and ``hard`` can be blended (:func:`blend_skills`)."""
+    if len(soft.frames) != len(hard.frames):
+        raise ValueError(f'{soft.name} has {len(soft.frames)} frames, {hard.name} {len(hard.frames)}: no blend')
+    for i, (fs, fh) in enumerate(zip(soft.frames, hard.frames, strict=True)):
+        if set(fs.targets) != set(fh.targets):
+            raise ValueError(f'{soft.name} and {hard.name} move other joints in frame {i}: no blend')
+    if (soft.balance is None) != (hard.balance is None):
+        raise ValueError(f'one of {soft.name} and {hard.name} has balance feedback, the other not: no blend')
+    if dict(soft.kp) != dict(hard.kp) or dict(soft.kd) != dict(hard.kd):
+        raise ValueError(f'{soft.name} and {hard.name} have other gains (kp, kd): no blend')
 
 
 def load_keyframe_skills(path: str | Path, robot: RobotSpec | None = None) -> list[KeyframeSkill]:

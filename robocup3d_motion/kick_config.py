@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 from pydantic import Field, model_validator
@@ -21,7 +22,16 @@ from pydantic import Field, model_validator
 from robocup3d_bridge.config_files import ConfigError, config_path, load_config
 from robocup3d_bridge.config_schema import Finite, NonNegative, Positive, Section, Text, validate
 
-__all__ = ['ApproachSpec', 'BallSkills', 'DribbleSpec', 'KickSpec', 'WalkKick', 'ball_skills_for', 'load_kicks_config']
+__all__ = [
+    'ApproachSpec',
+    'BallSkills',
+    'DribbleSpec',
+    'KickSpec',
+    'Strength',
+    'WalkKick',
+    'ball_skills_for',
+    'load_kicks_config',
+]
 
 
 class Tolerance(Section):
@@ -65,12 +75,60 @@ class WalkKick(Section):
         return self
 
 
+class Strength(Section):
+    """A kick of chosen length: ``right``/``left`` are its gentle skills (strength 0), blended towards the kick's own
+    (strength 1, :func:`robocup3d_motion.getup.blend_skills`); ``curve`` is the measured model, ``[strength, mean m,
+    sd m]`` rows in ascending order of both strength and mean, from which the kick's strength for a distance is
+    read (:meth:`for_distance`) and its distance for a strength (:meth:`at`)."""
+
+    right: Text
+    left: Text
+    curve: list[tuple[Finite, NonNegative, NonNegative]] = Field(min_length=2)
+
+    @model_validator(mode='after')
+    def _ascending(self) -> Strength:
+        rows = self.curve
+        rising = all(a[0] < b[0] and a[1] < b[1] for a, b in pairwise(rows))
+        if not (rising and 0.0 <= rows[0][0] and rows[-1][0] <= 1.0):
+            raise ValueError('strength.curve must rise in strength (within 0-1) and in mean distance, row by row')
+        return self
+
+    def skill(self, foot: str) -> str:
+        return self.right if foot == 'right' else self.left
+
+    def at(self, strength: float) -> tuple[float, float]:
+        """The distance (mean, sd; m) of a kick of ``strength``, interpolated in the curve."""
+        rows = self.curve
+        s = min(max(strength, rows[0][0]), rows[-1][0])
+        for (s0, m0, d0), (s1, m1, d1) in pairwise(rows):
+            if s <= s1:
+                f = (s - s0) / (s1 - s0)
+                return m0 + f * (m1 - m0), d0 + f * (d1 - d0)
+        return rows[-1][1], rows[-1][2]
+
+    def for_distance(self, d: float) -> float:
+        """The strength whose mean distance is ``d`` m (the curve's ends beyond its range)."""
+        rows = self.curve
+        if d <= rows[0][1]:
+            return rows[0][0]
+        for (s0, m0, _), (s1, m1, _) in pairwise(rows):
+            if d <= m1:
+                return s0 + (d - m0) / (m1 - m0) * (s1 - s0)
+        return rows[-1][0]
+
+    @property
+    def shortest(self) -> float:
+        """m: the gentlest kick's mean distance."""
+        return self.curve[0][1]
+
+
 class KickSpec(Section):
     """One kick of one robot: skills (``right``, ``left``) or an in-walk swing (``walk``)."""
 
     right: Text = ''
     left: Text = ''
     walk: WalkKick | None = None
+    strength: Strength | None = None  # a kick of chosen length: its gentle skills and its distance model
     ball: tuple[Finite, Finite]
     tolerance: Tolerance = Tolerance()
     stop: bool = True
@@ -88,6 +146,8 @@ class KickSpec(Section):
     def _skills_or_walk(self) -> KickSpec:
         if self.walk is None and not (self.right and self.left):
             raise ValueError('a kick needs its skills (right and left) or an in-walk swing (walk)')
+        if self.strength is not None and self.walk is not None:
+            raise ValueError('an in-walk kick has no strength to choose')
         return self
 
     def spot(self, foot: str) -> tuple[float, float]:
@@ -175,6 +235,7 @@ def ball_skills_for(
 def check_skills(skills: BallSkills, known: set[str], where: str) -> None:
     """Every kick names skills the robot has; raises :class:`ConfigError` otherwise."""
     for name, k in skills.kicks.items():
-        for s in () if k.walk is not None else (k.right, k.left):
+        gentle = (k.strength.right, k.strength.left) if k.strength is not None else ()
+        for s in () if k.walk is not None else (k.right, k.left, *gentle):
             if s not in known:
                 raise ConfigError(f'kicks.yaml: {where}.kicks.{name}: no skill {s!r}; known: {sorted(known)}')

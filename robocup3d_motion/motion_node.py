@@ -67,7 +67,14 @@ from robocup3d_motion.ball_skills import (
 from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.gear import GearShift, walk_gear
-from robocup3d_motion.getup import KeyframePlayer, getup_skill_for, load_keyframe_dir, load_keyframe_skills
+from robocup3d_motion.getup import (
+    KeyframePlayer,
+    blend_skills,
+    check_blend,
+    getup_skill_for,
+    load_keyframe_dir,
+    load_keyframe_skills,
+)
 from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.kick_config import BallSkills, ball_skills_for, load_kicks_config
@@ -208,6 +215,7 @@ class MotionCore:
         self._still_until = -math.inf  # no walk before this (a kick's ``recover``: the body still sways)
         # tasks (go to, kick, dribble) and what they read of the world model
         self.ball_skills = ball_skills or BallSkills()
+        self._check_strengths()
         self.task: Task | None = None
         self._task_request: GoTo | Kick | Dribble | None = None  # the request the running task came from
         self._pose: tuple[float, float, float, float] | None = None  # x, y, yaw, server time
@@ -263,6 +271,21 @@ class MotionCore:
             self.task.end('cancelled', f'request {req.name!r}')
         return why
 
+    def _check_strengths(self) -> None:
+        """Every kick of chosen length can blend its gentle skills into its own (ConfigError otherwise)."""
+        for name, spec in self.ball_skills.kicks.items():
+            if spec.strength is None:
+                continue
+            if self.robot.server == 'simspark':
+                raise ConfigError(f'kicks.yaml: kick {name!r}: a kick of chosen length needs YAML keyframe skills')
+            for foot in ('right', 'left'):
+                soft, hard = self.skills.get(spec.strength.skill(foot)), self.skills.get(spec.skill(foot))
+                if soft is not None and hard is not None:
+                    try:
+                        check_blend(soft, hard)
+                    except ValueError as exc:
+                        raise ConfigError(f'kicks.yaml: kick {name!r}: {exc}') from None
+
     def _start_task(self, req: GoTo | Kick | Dribble) -> str:
         """A task from a typed request, replacing the running one; '' or why it was refused.
 
@@ -272,6 +295,8 @@ class MotionCore:
         running = self.task is not None and not self.task.over
         if running and self._task_request is not None and _same_task(req, self._task_request):
             self.task.id, self.task.avoid, self._task_request = req.id, req.avoid, req
+            if isinstance(req, Kick) and isinstance(self.task, KickTask):
+                self.task.distance = req.distance  # a pass's length follows its receiver
             return ''
         if self.walk is None:
             self.error = f'{req.kind} refused: {self.robot.name} has no walk in walk.yaml'
@@ -282,11 +307,12 @@ class MotionCore:
             if spec is None:
                 self.error = f'kick refused: no kick {req.kick!r} for {self.robot.name}; known: {sorted(bs.kicks)}'
                 return self.error
-            missing = [s for s in (spec.right, spec.left) if s not in self.skills]
+            gentle = (spec.strength.right, spec.strength.left) if spec.strength is not None else ()
+            missing = [s for s in (spec.right, spec.left, *gentle) if s not in self.skills]
             if missing and spec.walk is None:
                 self.error = f'kick refused: {self.robot.name} has no skill {missing[0]!r} for kick {req.kick!r}'
                 return self.error
-            task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target, req.slack)
+            task: Task = KickTask(req.id, t, bs.approach, spec, req.kick, req.target, req.slack, req.distance)
         elif isinstance(req, Dribble):
             task = DribbleTask(req.id, t, bs.approach, bs.dribble, req.target, req.slack)
         else:
@@ -340,7 +366,7 @@ class MotionCore:
             self.walk.kick('r' if foot == 'right' else 'l', swing, ball_x, window)
         if act.skill is not None:
             self.commander.stop()
-            self._start(act.skill)
+            self._start(act.skill, strength=act.strength)
         elif act.walk_target is not None:
             self.commander.set_target(*act.walk_target, t, turn_round=act.turn_round)
         elif act.velocity is not None:
@@ -432,7 +458,15 @@ class MotionCore:
             return ''
         return self.error
 
-    def _start(self, name: str, getup: bool = False, overrides: dict[str, float] | None = None) -> None:
+    def _start(
+        self,
+        name: str,
+        getup: bool = False,
+        overrides: dict[str, float] | None = None,
+        strength: tuple[str, float] | None = None,
+    ) -> None:
+        """Play skill ``name`` (``overrides``: a Nao skill's ``$parameters``; ``strength``: a keyframe kick blended
+        from its gentle skill, 0-1 of the way to ``name``)."""
         self.skill, self.is_getup, self._reset = name, getup, True
         self._rest_since, self._stand_asked = None, False
         if name != WALK and self.gear is not None and self.gear.up:
@@ -444,6 +478,9 @@ class MotionCore:
                 self.walk.reset()
         elif self.robot.server == 'simspark':
             self.player = self._skl.player(name, self.robot, overrides=overrides)
+        elif strength is not None:
+            soft, power = strength
+            self.player = KeyframePlayer(blend_skills(self.skills[soft], self.skills[name], power, name), self.robot)
         else:
             self.player = KeyframePlayer(self.skills[name], self.robot)
 

@@ -5,6 +5,7 @@ goal we attack)::
 
     {"kind": "goto", "x": -3.0, "y": 1.0, "theta": 0.0}
     {"kind": "kick", "target": [15.0, 0.0], "kick": "long", "slack": 0.5}
+    {"kind": "kick", "target": [15.0, 0.0], "kick": "pass", "distance": 6.0}
     {"kind": "dribble", "target": [10.0, 2.0], "slack": 1.0}
 
 An optional ``id`` (an int) comes back in ``motion_state``'s ``task`` so that the asker can
@@ -81,6 +82,8 @@ class Kick(_Request):
     #: m either side of ``target``, across the kick, where the ball may as well go (a goal mouth): the
     #: robot kicks along whichever line in that window it is nearest to facing, rather than turning to the centre
     slack: Annotated[float, Field(ge=0.0, le=FIELD_LIMIT, allow_inf_nan=False)] = 0.0
+    #: m the ball should go, for a kick whose length is chosen (none: as far as the target)
+    distance: Annotated[float, Field(gt=0.0, le=FIELD_LIMIT, allow_inf_nan=False)] | None = None
     avoid: Obstacles = ()
 
 

@@ -21,7 +21,7 @@ from robocup3d_strategy.decision import RETOUCH_BAN
 from robocup3d_tools.servers import end_with_parent
 from robocup3d_tools.sim_session import CYCLE, SimSession
 
-__all__ = ['BallRun', 'dribble_figures', 'place_ball', 'run_request']
+__all__ = ['BallRun', 'await_ball_rest', 'dribble_figures', 'place_ball', 'run_request']
 
 BALL_Z = {'mujoco': 0.11, 'simspark': 0.042}  # ball radius: where its centre rests
 FALLEN_UP = 0.5  # torso z axis below this: fallen
@@ -53,6 +53,18 @@ def place_ball(s: SimSession, x: float, y: float) -> None:
     there = lambda: s.ball is not None and math.hypot(s.ball[0] - x, s.ball[1] - y) < 0.05  # noqa: E731
     s.spin_until(there, 30.0, 'the ball did not arrive where the trainer put it')
     s.wait_cycles(10)
+
+
+def await_ball_rest(s: SimSession, seconds: float = 15.0) -> tuple[float, float] | None:
+    """Wait (up to ``seconds`` of server time) until the ball has moved less than 2 cm in 0.5 s; where it lies."""
+    last, start = s.ball, s.cycles
+    while (s.cycles - start) * CYCLE < seconds:
+        s.wait_cycles(25)
+        now = s.ball
+        if last is not None and now is not None and math.hypot(now[0] - last[0], now[1] - last[1]) < 0.02:
+            break
+        last = now
+    return (s.ball[0], s.ball[1]) if s.ball is not None else None
 
 
 def clear_kick_off(s: SimSession, x: float, y: float, yaw: float, ball: tuple[float, float, float]) -> None:

@@ -26,7 +26,15 @@ from robocup3d_motion.ball_skills import (
     to_robot,
     window_point,
 )
-from robocup3d_motion.kick_config import ApproachSpec, BallSkills, DribbleSpec, KickSpec, Tolerance, load_kicks_config
+from robocup3d_motion.kick_config import (
+    ApproachSpec,
+    BallSkills,
+    DribbleSpec,
+    KickSpec,
+    Strength,
+    Tolerance,
+    load_kicks_config,
+)
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
@@ -603,3 +611,40 @@ def test_a_far_ball_may_be_vaguer_and_still_be_played() -> None:
     assert core._view(1.0).ball is None
     core.on_ball(1.0, 2.0, 0.0, 1.3)  # near: 1 m at most
     assert core._view(1.0).ball is None
+
+
+STRENGTH = {'right': 'SOFT_R', 'left': 'SOFT_L', 'curve': [[0.0, 4.0, 0.5], [0.5, 8.0, 0.8], [1.0, 12.0, 1.5]]}
+
+
+def test_a_kick_of_chosen_length_plays_the_strength_its_curve_gives_for_the_target_or_the_asked_distance() -> None:
+    spec = SPEC.model_copy(update={'strength': Strength(**STRENGTH)})
+    pose = kick_pose((0.0, 0.0), 0.0, spec.spot('right'))
+    to_target = KickTask(1, 0.0, APPROACH, spec, 'pass', (6.0, 0.0))
+    act = to_target.step(View(0.0, pose, (0.0, 0.0)))
+    assert act.skill == 'KICK_R' and act.strength == ('SOFT_R', pytest.approx(0.25))  # 6 m: half way from 4 to 8
+    assert to_target.state()['strength'] == pytest.approx(0.25)
+    asked = KickTask(1, 0.0, APPROACH, spec, 'pass', (6.0, 0.0), distance=20.0)
+    assert asked.step(View(0.0, pose, (0.0, 0.0))).strength == ('SOFT_R', 1.0)  # beyond the curve: its end
+    assert KickTask(1, 0.0, APPROACH, SPEC, 'long', (6.0, 0.0)).step(View(0.0, pose, (0.0, 0.0))).strength is None
+
+
+@pytest.mark.parametrize(
+    'curve',
+    [
+        [[0.0, 4.0, 0.5]],
+        [[0.0, 4.0, 0.5], [0.5, 3.0, 0.5]],
+        [[0.5, 4.0, 0.5], [0.2, 8.0, 0.5]],
+        [[0, 4, 0], [1.5, 8, 0]],
+    ],
+)
+def test_a_strength_curve_must_rise_within_0_to_1(curve: list) -> None:
+    with pytest.raises(ValueError, match='curve'):
+        Strength(right='A', left='B', curve=curve)
+
+
+def test_a_kick_request_asks_for_a_positive_finite_distance() -> None:
+    req = parse_request('{"kind": "kick", "target": [5, 0], "kick": "pass", "distance": 6.5}')
+    assert isinstance(req, Kick) and req.distance == 6.5
+    for bad in ('0', '-2', '1e9', '"far"'):
+        with pytest.raises(RequestError, match='distance'):
+            parse_request(f'{{"kind": "kick", "target": [5, 0], "distance": {bad}}}')

@@ -7,14 +7,15 @@ truth (torso and ball from the monitor stream), which the player never reads.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from robocup3d_motion.requests import Dribble
-from robocup3d_tools.ball_tasks import dribble_figures, place_ball, run_request
+from robocup3d_motion.requests import Dribble, Kick
+from robocup3d_tools.ball_tasks import await_ball_rest, dribble_figures, place_ball, run_request
 from robocup3d_tools.sim_session import SimSession
 
 pytestmark = pytest.mark.skipif(
@@ -46,4 +47,18 @@ def test_t1_dribbles_the_ball_3_m_towards_a_target(t1: SimSession) -> None:
     figures = dribble_figures(run, target)
     print(f'T1 dribble: {json.dumps(figures)}')
     assert figures['progress_m'] >= 3.0, figures
+    assert t1.pose is not None and t1.pose.up > 0.5  # standing at the end
+
+
+def test_t1_placed_2_m_from_the_ball_kicks_it_to_a_target_6_m_away_and_stays_up(t1: SimSession) -> None:
+    """Issue #20's kick test: the kick of chosen length (``pass``), its strength read off its distance model."""
+    place_ball(t1, -1.0, 0.0)  # the robot stands at (-3, 0), facing the ball and the target
+    target = (5.0, 0.0)
+    run = run_request(t1, Kick(target=target, kick='pass', id=9), 40.0)
+    assert run.phase == 'done', (run.phase, run.reason)
+    rest = await_ball_rest(t1)
+    t1.wait_cycles(50)
+    miss = math.dist(rest, target)
+    print(f'T1 pass kick: the ball came to rest at {rest[0]:.2f}, {rest[1]:.2f}, {miss:.2f} m from the target')
+    assert miss <= 2.0
     assert t1.pose is not None and t1.pose.up > 0.5  # standing at the end
