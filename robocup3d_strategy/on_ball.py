@@ -30,9 +30,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from robocup3d_motion.kick_config import KickSpec
 from robocup3d_motion.requests import Dribble, Kick, MotionRequest
 
-__all__ = ['Choice', 'KickReach', 'choose_on_ball', 'far_kick', 'lane_clearance', 'shot_points']
+__all__ = ['Choice', 'KickReach', 'choose_on_ball', 'far_kick', 'kick_reaches', 'lane_clearance', 'shot_points']
 
 Point = tuple[float, float]
 
@@ -51,20 +52,45 @@ POST_MARGIN = 0.35  # m inside the posts a shot aims at most
 PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver steps to it)
 CLEAR_SLACK = 2.0  # m either side of a clear's or a set play's target
 DRIBBLE_IN = 5.0  # m from the goal's centre within which a dribble into the goal beats a kick one falls after
+SHOT_OVER = 2.0  # m past the goal line a shot of chosen length is kicked to go (its spread is about 1 m)
 GOAL_PAST = 1.0  # m behind the goal line a dribble at the goal aims (the ball must cross the line, not stop on it)
 ADVANCE_MIN = 6.0  # m an upright kick must carry the ball to be worth more than a dribble up the field
 ADVANCE_TURNS = (0.0, 20.0, -20.0, 40.0, -40.0)  # deg off the line to their goal's centre an advance may go, in order
+MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 TOUCH_MARGIN = 1.5  # m inside the touchlines the ball of an advance must stop (beyond them it is their throw-in)
 
 
 @dataclass(frozen=True)
 class KickReach:
-    """One kick as the decisions see it: how far it sends the ball, and whether the robot falls after it."""
+    """One kick as the decisions see it: how far it sends the ball, and whether the robot falls after it.
+
+    A kick of chosen length (``shortest`` set) goes anywhere from ``shortest`` to ``distance`` m (means): the
+    request says how far (:func:`length`)."""
 
     name: str
-    distance: float  # m, mean
+    distance: float  # m, mean (a kick of chosen length: its longest)
     sd: float = 0.0
     falls: bool = False
+    shortest: float | None = None  # m, mean of its gentlest (None: one length only)
+
+    def mean_for(self, d: float) -> float:
+        """m the kick sends the ball, mean, asked for ``d`` m."""
+        return self.distance if self.shortest is None else min(max(d, self.shortest), self.distance)
+
+    def length(self, d: float) -> float | None:
+        """The request's ``distance`` for a ball wanted ``d`` m away (None: a kick of one length)."""
+        return None if self.shortest is None else round(self.mean_for(d), 2)
+
+
+def kick_reaches(kicks: Mapping[str, KickSpec]) -> tuple[KickReach, ...]:
+    """The kicks of ``config/kicks.yaml`` (one robot's) as the decisions see them, from their kick model."""
+    out = []
+    for name, k in kicks.items():
+        s = k.strength
+        longest, sd = (s.curve[-1][1], s.curve[-1][2]) if s is not None else (k.distance.mean, k.distance.sd)
+        shortest = s.shortest if s is not None else None
+        out.append(KickReach(name, longest, sd, falls=k.fall_rate > MAX_FALL_RATE, shortest=shortest))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -111,7 +137,7 @@ def _reaches(k: KickReach, d: float) -> bool:
 
 def _fits(k: KickReach, d: float) -> bool:
     """The kick's distance suits a pass of ``d`` m (at least :data:`MIN_PASS`): it ends within a third of it."""
-    return d >= MIN_PASS and abs(k.distance - d) <= d / 3.0
+    return d >= MIN_PASS and abs(k.mean_for(d) - d) <= d / 3.0
 
 
 def _shoot(ball: Point, goal: tuple[float, float], kicks: Sequence[KickReach], robots: Sequence[Point]):
@@ -125,7 +151,8 @@ def _shoot(ball: Point, goal: tuple[float, float], kicks: Sequence[KickReach], r
         lane = lane_clearance(ball, p, robots)
         if lane < LANE_RADIUS:
             continue
-        kick = min(usable, key=lambda k: (k.falls, k.distance))  # stay up if we can, then the gentlest
+        # stay up if we can, then the gentlest
+        kick = min(usable, key=lambda k: (k.falls, k.distance if k.shortest is None else k.mean_for(d + SHOT_OVER)))
         # the most central point unless another's lane is clearly wider: a target that jumps across the goal as
         # a keeper shifts makes a new kick task each time, and the robot never lines up (a penalty's 30 s)
         if best is None or lane > best[0] + LANE_TIE:
@@ -154,7 +181,7 @@ def _pass(
         fitting = [k for k in upright if _fits(k, d)]
         if not fitting or lane_clearance(ball, target, [r for r in robots if _dist(r, m) > 0.3]) < LANE_RADIUS:
             continue
-        kick = min(fitting, key=lambda k: abs(k.distance - d))
+        kick = min(fitting, key=lambda k: abs(k.mean_for(d) - d))
         if best is None or gain > best[0]:
             best = (gain, unum, target, kick)
     return best
@@ -236,8 +263,7 @@ def choose_on_ball(
     if set_play:
         p = _pass(ball, kicks, mates, opponents, robots, min_gain=-2.0)
         if p is not None:
-            _, unum, target, kick = p
-            return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
+            return _pass_choice(ball, p)
         side = math.copysign(1.0, kick_off_side or 1.0)
         kick = far_kick(kicks)
         if kick is not None:
@@ -253,18 +279,17 @@ def choose_on_ball(
         return Choice(Dribble(target=target), 'clear')
     shot = _shoot(ball, (half[0], goal_width), kicks, robots)
     if shot is not None and not shot[2].falls:
-        return _shot_choice(shot, goal_width)
+        return _shot_choice(ball, shot, goal_width)
     if _dist(ball, goal) < DRIBBLE_IN and ball[0] < half[0]:
         lanes = [(lane_clearance(ball, p, robots), p) for p in shot_points(half[0] + GOAL_PAST, goal_width)]
         lane, p = max(lanes, key=lambda lp: lp[0])
         if lane >= LANE_RADIUS:
             return Choice(Dribble(target=p, slack=_mouth_slack(p, goal_width)), 'dribble in')
     if shot is not None:
-        return _shot_choice(shot, goal_width)
+        return _shot_choice(ball, shot, goal_width)
     p = _pass(ball, kicks, mates, opponents, robots, min_gain=PASS_GAIN if not pressed else 0.0)
     if p is not None:
-        _, unum, target, kick = p
-        return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK), f'pass {unum}')
+        return _pass_choice(ball, p)
     ahead = None if pressed else _advance(ball, half, goal_width, kicks, robots)
     if ahead is not None:
         target, kick, slack = ahead
@@ -280,6 +305,13 @@ def _mouth_slack(p: Point, goal_width: float) -> float:
     return round(max(0.0, goal_width / 2.0 - POST_MARGIN - abs(p[1])), 2)
 
 
-def _shot_choice(shot: tuple[float, Point, KickReach], goal_width: float) -> Choice:
+def _shot_choice(ball: Point, shot: tuple[float, Point, KickReach], goal_width: float) -> Choice:
     _, p, kick = shot
-    return Choice(Kick(target=p, kick=kick.name, slack=_mouth_slack(p, goal_width)), 'shoot')
+    length = kick.length(_dist(ball, p) + SHOT_OVER)
+    return Choice(Kick(target=p, kick=kick.name, slack=_mouth_slack(p, goal_width), distance=length), 'shoot')
+
+
+def _pass_choice(ball: Point, p: tuple[float, int, Point, KickReach]) -> Choice:
+    _, unum, target, kick = p
+    length = kick.length(_dist(ball, target))
+    return Choice(Kick(target=target, kick=kick.name, slack=PASS_SLACK, distance=length), f'pass {unum}')

@@ -39,7 +39,7 @@ from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_perception.team_view import TeamView
 from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
 from robocup3d_strategy.formation import beam_pose, formation_pose, load_formations, should_beam
-from robocup3d_strategy.on_ball import KickReach
+from robocup3d_strategy.on_ball import kick_reaches
 from robocup3d_strategy.roles import load_roles
 
 __all__ = ['StrategyNode', 'main']
@@ -48,7 +48,6 @@ TEAM_SIZE = {'mujoco': 7, 'simspark': 11}  # players per team: the say slots rep
 MAX_SAY_SIGMA = 0.5  # m; a less certain pose is not said
 MAX_BALL_AGE = 1.4  # s; an older ball is not said
 DECIDE_PERIOD = 0.2  # s of server time between decisions
-MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 
 
 class StrategyNode(Node):
@@ -66,10 +65,7 @@ class StrategyNode(Node):
         skills = ball_skills_for(load_kicks_config(kicks), robot, robot_type, server)
         self._lost_sigma = skills.approach.lost_sigma  # m: a vaguer ball near the robot is lost, as motion has it
         # the kicks and what the kick model says of them; one the robot falls after is only for shots and clears
-        self.kicks = tuple(
-            KickReach(name, k.distance.mean, k.distance.sd, falls=k.fall_rate > MAX_FALL_RATE)
-            for name, k in skills.kicks.items()
-        )
+        self.kicks = kick_reaches(skills.kicks)
         #: play (decide and send motion tasks) once the world model gives a pose
         self.play = bool(self.declare_parameter('play', True).value)
         self.field = FIELDS.get(server, FIELDS['simspark'])

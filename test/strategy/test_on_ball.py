@@ -131,3 +131,23 @@ def test_an_advance_never_sends_the_ball_over_a_touchline_or_wide_past_the_goal(
     assert c.reason == 'advance' and c.request.target == (HALF[0], 0.0)
     # that line blocked: not out towards a corner, where the ball ends little nearer the goal
     assert choose((14.0, 0.0), kicks=(T1_LONG,), opponents=[(18.0, 0.0)]).reason == 'dribble'
+
+
+PASS = KickReach('pass', 11.7, 1.3, shortest=5.3)  # a kick of chosen length: 5.3-11.7 m, upright
+
+
+def test_a_kick_of_chosen_length_passes_as_far_as_the_receiver_and_shoots_past_the_goal_line() -> None:
+    mates = {4: (7.0, 2.0)}
+    c = choose((0.0, 0.0), kicks=(PASS, LONG), mates=mates)
+    assert c.reason == 'pass 4' and c.request.kick == 'pass'
+    assert c.request.distance == pytest.approx(math.dist((0.0, 0.0), c.request.target), abs=0.01)
+    c = choose((0.0, 0.0), kicks=(PASS,), mates={4: (2.5, 0.0)})  # 3.1 m: shorter than it goes, by too much
+    assert c.reason != 'pass 4'
+    c = choose((23.5, 0.0), kicks=(PASS, LONG))  # 4 m out: it stays up after it, so it shoots, not dribbles in
+    assert c.reason == 'shoot' and c.request.kick == 'pass'
+    assert c.request.distance == pytest.approx(6.0)  # 4 m to the line and 2 over it
+    c = choose((19.0, 2.0), kicks=(PASS, LONG))
+    assert c.reason == 'shoot' and c.request.kick == 'pass'
+    assert c.request.distance == pytest.approx(math.dist((19.0, 2.0), c.request.target) + 2.0, abs=0.01)
+    c = choose((17.0, 2.0), kicks=(PASS, LONG))  # beyond what it surely reaches: the long kick, of one length
+    assert c.reason == 'shoot' and c.request.kick == 'long' and c.request.distance is None
