@@ -8,7 +8,7 @@ The server's ground truth says how far the ball was pushed before the kick (the 
 where it went, and how long it took.
 
     PYTHONPATH=. python bench/bench_walkup.py [--robot T1] [--kick long] [--trials 5] [--seed 3] [--slack 1.5]
-    PYTHONPATH=. python bench/bench_walkup.py --kick pass --target-distance 3 12 --trials 10
+    PYTHONPATH=. python bench/bench_walkup.py --kick pass --target-distance 3 12 --trials 10 [--behind]
 
 Prints per trial: start distance and bearing, the task's outcome, when the kick started (server
 seconds), where the ball lay then (m, robot frame, ground truth) and how fast it rolled, the ball pushed before the
@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seed', type=int, default=3)
     ap.add_argument('--seconds', type=float, default=40.0, help='server seconds a trial may take')
     ap.add_argument('--slack', type=float, default=0.0, help='m either side of the goal centre the kick may aim')
+    ap.add_argument('--behind', action='store_true', help='the robot starts right behind the ball, facing it')
     ap.add_argument(
         '--target-distance',
         type=float,
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
             yaw = rng.uniform(-0.5, 0.5)
+            if args.behind:
+                a = yaw = 0.0
             goal = GOAL
             if args.target_distance:
                 want = rng.uniform(*args.target_distance)
