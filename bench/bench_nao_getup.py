@@ -21,7 +21,7 @@ fall report to the start of that hold. A trial fails if the robot is not upright
 the trials in which the motion node reported a fall within ``REFALL`` (2 s) after the hold.
 
     PYTHONPATH=. python bench/bench_nao_getup.py --fast --trials 20 [--types 0 1 2 3 4]
-        [--directions front back left right] [--seed 1] [--params FILE...] [-v]
+        [--directions front back left right] [--seed 1] [--params FILE...] [-v] [--trace]
     PYTHONPATH=. python bench/bench_nao_getup.py --fast --stand 60     # stand test only
 
 ``--fast`` runs the server with ``SIMSPARK_SYNC=1 SIMSPARK_REALTIME=0`` (flat out; the
@@ -735,6 +735,7 @@ class Plan:
     seed: int
     verbose: bool = False
     skill_params: tuple[str, ...] = ()
+    trace: bool = False  # print every trial's truth trace, not only those of failures and second attempts
 
     def rng(self, robot_type: int) -> random.Random:
         """The placements' random source for ``robot_type`` (same seed, same places)."""
@@ -746,8 +747,8 @@ class Plan:
         for direction in self.directions:
             for i in range(self.trials):
                 out.append(trial(direction))
-                if self.verbose:
-                    _print_trial(out[-1], i)
+                if self.verbose or self.trace:
+                    _print_trial(out[-1], i, self.trace)
         return out
 
 
@@ -792,14 +793,14 @@ def stand_graph(robot_type: int, seconds: float = 60.0, fast: bool = True) -> St
         return StandResult(robot_type, rig.now - t0, falls, len(seen), bad, lowest, rig.truth())
 
 
-def _print_trial(tr: Trial, i: int) -> None:
+def _print_trial(tr: Trial, i: int, trace: bool = False) -> None:
     tt = f'{tr.time_to_upright:.2f}s' if tr.time_to_upright is not None else '-'
     print(
         f'  type {tr.robot_type} {tr.direction:5s} #{i + 1:2d}: detected={tr.detected or "-":5s} '
         f'{"ok  " if tr.success else "FAIL"} {tt} {tr.attempts} get-up(s) {tr.note}',
         flush=True,
     )
-    if tr.trace and (not tr.success or tr.attempts > 1):
+    if tr.trace and (trace or not tr.success or tr.attempts > 1):
         print('\n'.join(f'      {line}' for line in tr.trace), flush=True)
 
 
@@ -863,6 +864,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--params', nargs='+', default=[], metavar='FILE', help='extra skill parameter files (tuning)')
     ap.add_argument('-v', '--verbose', action='store_true')
+    ap.add_argument(
+        '--trace',
+        action='store_true',
+        help="every trial's ground-truth trace (torso height and uprightness every 0.1 s of game time; without "
+        '--fast, as the monitor answers in time); -v prints it for failures and second attempts only',
+    )
     args = ap.parse_args(argv)
     # SIGTERM (timeout, kill) unwinds like Ctrl-C, so the server and the player process are stopped too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -881,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     results: list[Trial] = []
     run = run_type if args.own_loop else run_type_graph
-    plan = Plan(tuple(args.directions), args.trials, args.fast, args.seed, args.verbose, tuple(args.params))
+    plan = Plan(tuple(args.directions), args.trials, args.fast, args.seed, args.verbose, tuple(args.params), args.trace)
     for t in args.types:
         t0 = time.monotonic()
         results += run(t, plan)

@@ -6,7 +6,10 @@ A trial knocks the standing robot over and times it back to upright:
   back (``back``) or on a side (``left``/``right``; ``side``: both by turns), facing a random way;
 * rcssserver3d (Nao): the trainer can only place a robot upright, so this process holds a
   falling pose on the player's ``joint_targets`` (:data:`KNOCK_DEG`) until the motion node
-  reports the fall, then lets go.
+  reports the fall, then lets go. Each trial places the robot somewhere else within
+  :data:`SPREAD` of :data:`START`, facing a random way, waits a random while, and knocks it
+  down with the pose's angles scaled by a random factor within :data:`KNOCK_SCALE`, so that a
+  candidate's trials are not one fall repeated.
 
 Time runs from the motion node's fall report (``motion_state``) to the start of a stretch of
 :data:`HOLD` seconds in which the torso stands (its z axis within about 25 degrees of vertical, its
@@ -35,6 +38,8 @@ __all__ = ['DIRECTIONS', 'GetupResult', 'run_getup']
 
 DIRECTIONS = ('front', 'back', 'left', 'right', 'side')  # side: left and right by turns
 START = (-3.0, 0.0, 0.0)
+SPREAD = 2.0  # m: rcssserver3d trials stand within this of START, each facing a random way
+KNOCK_SCALE = (0.85, 1.15)  # rcssserver3d: each trial's falling pose is KNOCK_DEG times a factor within this
 HOLD = 0.5  # s upright that counts as standing
 TIMEOUT = 10.0  # s from the fall report
 REFALL_S = 2.0  # s after standing in which a fall counts against the get-up
@@ -90,9 +95,11 @@ def _upright(session: SimSession) -> bool:
 def _knock(session: SimSession, direction: str, rng: random.Random) -> float | None:
     """Knock the standing robot over; the server time (s) of the fall report, or None if it never fell."""
     if session.simspark:
+        scale = rng.uniform(*KNOCK_SCALE)
+        pose = {joint: deg * scale for joint, deg in KNOCK_DEG[direction].items()}
         deadline = session.cycles + round(4.0 / CYCLE)
         while not session.state.get('fallen') and session.cycles < deadline:
-            session.hold_pose(KNOCK_DEG[direction])
+            session.hold_pose(pose)
             session.wait_cycles(1)
         session.hold_pose({})
     else:
@@ -138,7 +145,13 @@ def run_getup(session: SimSession, direction: str, trials: int = 5, seed: int = 
     rng = random.Random(seed)
     result = GetupResult(f'getup-{direction}', trials)
     for k in range(trials):
-        session.place(*START)
+        if session.simspark:
+            x, y, _ = START
+            session.place(
+                x + rng.uniform(-SPREAD, SPREAD), y + rng.uniform(-SPREAD, SPREAD), rng.uniform(-math.pi, math.pi)
+            )
+        else:
+            session.place(*START)
         session.wait_cycles(round(rng.uniform(0.2, 0.6) / CYCLE))
         fell_at = _knock(session, ('left', 'right')[k % 2] if direction == 'side' else direction, rng)
         if fell_at is None:
