@@ -99,6 +99,7 @@ class Action:
     stop: bool = False
     skill: str | None = None
     strength: tuple[str, float] | None = None  # a kick of chosen length: its gentle skill, 0-1 of the way to ``skill``
+    overrides: dict[str, float] | None = None  # a Nao skill's $parameters (a kick of chosen length: its strength)
     walk_kick: tuple[str, float] | None = None  # kick in a walk step of this foot ('right', 'left'); the ball's x
     turn_round: bool = True  # a walk target behind a robot that cannot step back: turn round and walk there
 
@@ -381,6 +382,8 @@ class KickTask(Task):
             return Action(skill=self.spec.skill(foot))
         d = self.distance if self.distance is not None else math.dist(ball, self.target)
         self.strength = strength.for_distance(d)
+        if strength.param:
+            return Action(skill=self.spec.skill(foot), overrides={strength.param: self.strength})
         return Action(skill=self.spec.skill(foot), strength=(strength.skill(foot), self.strength))
 
     def _walk_kicking(self, v: View) -> Action:

@@ -76,13 +76,15 @@ class WalkKick(Section):
 
 
 class Strength(Section):
-    """A kick of chosen length: ``right``/``left`` are its gentle skills (strength 0), blended towards the kick's own
-    (strength 1, :func:`robocup3d_motion.getup.blend_skills`); ``curve`` is the measured model, ``[strength, mean m,
-    sd m]`` rows in ascending order of both strength and mean, from which the kick's strength for a distance is
-    read (:meth:`for_distance`) and its distance for a strength (:meth:`at`)."""
+    """A kick of chosen length. T1/K1: ``right``/``left`` are its gentle skills (strength 0), blended towards the
+    kick's own (strength 1, :func:`robocup3d_motion.getup.blend_skills`); the Nao: ``param`` is the ``$parameter``
+    of the kick's ``.skl`` skills that sets its strength (``kick_var.skl``'s ``kick_strength``). ``curve`` is the
+    measured model, ``[strength, mean m, sd m]`` rows in ascending order of both strength and mean, from which the
+    kick's strength for a distance is read (:meth:`for_distance`) and its distance for a strength (:meth:`at`)."""
 
-    right: Text
-    left: Text
+    right: Text = ''
+    left: Text = ''
+    param: Text = ''
     curve: list[tuple[Finite, NonNegative, NonNegative]] = Field(min_length=2)
 
     @model_validator(mode='after')
@@ -91,6 +93,8 @@ class Strength(Section):
         rising = all(a[0] < b[0] and a[1] < b[1] for a, b in pairwise(rows))
         if not (rising and 0.0 <= rows[0][0] and rows[-1][0] <= 1.0):
             raise ValueError('strength.curve must rise in strength (within 0-1) and in mean distance, row by row')
+        if bool(self.param) == bool(self.right and self.left) or bool(self.right) != bool(self.left):
+            raise ValueError('strength needs its gentle skills (right and left) or a skill parameter (param), not both')
         return self
 
     def skill(self, foot: str) -> str:

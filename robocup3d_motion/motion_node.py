@@ -272,14 +272,20 @@ class MotionCore:
         return why
 
     def _check_strengths(self) -> None:
-        """Every kick of chosen length can blend its gentle skills into its own (ConfigError otherwise)."""
+        """Every kick of chosen length fits the robot: YAML skills that blend, or a Nao skill parameter."""
+        nao = self.robot.server == 'simspark'
         for name, spec in self.ball_skills.kicks.items():
-            if spec.strength is None:
+            strength = spec.strength
+            if strength is None:
                 continue
-            if self.robot.server == 'simspark':
-                raise ConfigError(f'kicks.yaml: kick {name!r}: a kick of chosen length needs YAML keyframe skills')
+            if nao != bool(strength.param):
+                need = 'a skill parameter (param)' if nao else 'gentle YAML skills (right, left)'
+                where = f'kicks.yaml: kick {name!r}: a kick of chosen length on {self.robot.name}'
+                raise ConfigError(f'{where} needs {need}')
+            if nao:
+                continue
             for foot in ('right', 'left'):
-                soft, hard = self.skills.get(spec.strength.skill(foot)), self.skills.get(spec.skill(foot))
+                soft, hard = self.skills.get(strength.skill(foot)), self.skills.get(spec.skill(foot))
                 if soft is not None and hard is not None:
                     try:
                         check_blend(soft, hard)
@@ -307,7 +313,7 @@ class MotionCore:
             if spec is None:
                 self.error = f'kick refused: no kick {req.kick!r} for {self.robot.name}; known: {sorted(bs.kicks)}'
                 return self.error
-            gentle = (spec.strength.right, spec.strength.left) if spec.strength is not None else ()
+            gentle = (spec.strength.right, spec.strength.left) if spec.strength and not spec.strength.param else ()
             missing = [s for s in (spec.right, spec.left, *gentle) if s not in self.skills]
             if missing and spec.walk is None:
                 self.error = f'kick refused: {self.robot.name} has no skill {missing[0]!r} for kick {req.kick!r}'
@@ -366,7 +372,7 @@ class MotionCore:
             self.walk.kick('r' if foot == 'right' else 'l', swing, ball_x, window)
         if act.skill is not None:
             self.commander.stop()
-            self._start(act.skill, strength=act.strength)
+            self._start(act.skill, overrides=act.overrides, strength=act.strength)
         elif act.walk_target is not None:
             self.commander.set_target(*act.walk_target, t, turn_round=act.turn_round)
         elif act.velocity is not None:

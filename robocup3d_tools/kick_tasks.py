@@ -52,7 +52,7 @@ __all__ = [
     'trial_score',
 ]
 
-KICKS = ('long', 'quick', 'walk')
+KICKS = ('long', 'quick', 'walk', 'var')  # var: the Nao's kick of chosen strength (kick_var.skl)
 WALK_KICK_FROM = (0.8, 1.4)  # m behind the ball an in-walk kick's walk-up starts (``walk``)
 WALK_KICK_TARGET = 10.0  # m beyond the ball its target lies
 WALK_STOP_S = 3.0  # s after an in-walk kick's task at most until the walk has stopped (then STAND_AFTER counts)
@@ -62,7 +62,7 @@ START = {'mujoco': (-14.0, 0.0), 'simspark': (-9.0, 0.0)}
 BALL_R = {'mujoco': 0.11, 'simspark': 0.042}
 #: the Nao's kicks (``.skl``): ball spot (x, y) of the right-foot kick and swing start (s) when
 #: the parameter files do not say (``kl_spot_x/y``, ``kq_spot_x/y``)
-NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0)}
+NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0), 'var': ((0.17, -0.05), 0.0)}
 TRACE_JOINTS = ('llj1', 'llj2', 'llj4', 'llj5', 'llj6', 'rlj1', 'rlj2', 'rlj4', 'rlj5')
 MOVED = 0.03  # m the ball must move to count as touched
 NO_KICK_S = 15.0  # s after the request without a touch: the kick did not happen
@@ -208,7 +208,7 @@ def kick_setup(
         spot, swing = NAO_KICKS[kick]
         extra = [f for f in skill_files if str(f).endswith('.txt')]
         params = load_type_params(DATA_DIR / 'nao', robot_type, extra)
-        key = {'long': 'kl_spot', 'quick': 'kq_spot'}[kick]
+        key = {'long': 'kl_spot', 'quick': 'kq_spot', 'var': 'kq_spot'}[kick]  # var: the quick kick's motion
         if f'{key}_x' in params and f'{key}_y' in params:
             spot = (params[f'{key}_x'], params[f'{key}_y'])
         return spot, swing
@@ -464,9 +464,11 @@ def run_kicks(
     yaw_spread: float = 0.3,
     walk_in: float = 0.0,
     walk_in_rest: float = WALK_IN_EASE,
+    strength: float | None = None,
 ) -> KickResult:
     """``trials`` kicks (see the module doc); ``foot`` right, left or both (by turns); ``noise``:
-    the ball's spot uniformly within +-``noise`` m in x and y."""
+    the ball's spot uniformly within +-``noise`` m in x and y; ``strength``: the Nao's ``var`` kick's
+    ``kick_strength`` (0-1)."""
     if kick not in KICKS:
         raise ValueError(f'unknown kick {kick!r}; kicks: {", ".join(KICKS)}')
     rng = random.Random(seed)
@@ -486,9 +488,8 @@ def run_kicks(
         x, y = base[0], base[1] if side == 'right' else -base[1]
         x, y = x + rng.uniform(-noise, noise), y + rng.uniform(-noise, noise)
         yaw = rng.uniform(-yaw_spread, yaw_spread)
-        result.kicks.append(
-            kick_once(session, skill_name(kick, side), (x, y), swing, direction_deg, yaw, trace, walk_in, walk_in_rest)
-        )
+        name = skill_name(kick, side) + (f' kick_strength={strength:g}' if strength is not None else '')
+        result.kicks.append(kick_once(session, name, (x, y), swing, direction_deg, yaw, trace, walk_in, walk_in_rest))
     return result
 
 
@@ -500,6 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--type', dest='robot_type', type=int, default=0, help='Nao type 0-4 (simspark)')
     ap.add_argument('--kick', choices=KICKS, default='long')
     ap.add_argument('--foot', choices=('right', 'left', 'both'), default='right')
+    ap.add_argument('--strength', type=float, default=None, help="var (the Nao's): its kick_strength, 0-1")
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--noise', type=float, default=0.0, help='m: the ball within +-noise of its spot in x and y')
@@ -541,6 +543,7 @@ def main(argv: list[str] | None = None) -> int:
             args.yaw_spread,
             args.walk_in,
             args.walk_in_rest,
+            args.strength,
         )
         print(json.dumps(result.as_dict()), flush=True)
     return 0

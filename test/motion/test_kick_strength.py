@@ -90,3 +90,31 @@ def test_a_pass_kick_whose_skills_do_not_blend_is_a_config_error(tmp_path: Path)
     )
     with pytest.raises(ConfigError, match='no blend'):
         _core({**kicks, 'T1': t1})
+
+
+def test_the_nao_pass_kick_plays_kick_var_with_the_strength_for_the_distance() -> None:
+    nao = robot_spec('simspark', 'nao', 0)
+    skills = ball_skills_for(load_kicks_config(), 'nao', 0, 'simspark')
+    walk = load_walk_config('walk.yaml')
+    core = MotionCore(nao, load_robots_config('robots.yaml'), walk_cfg=walk, ball_skills=skills)
+    spec = skills.kicks['pass']
+    x, y = spec.ball
+    assert core.request(Kick(target=(x + 2.5, y), kick='pass', id=3).to_text()) == ''  # 2.5 m: between 1.9 and 2.95
+    for i in range(100):
+        t = 0.02 * i
+        core.on_pose(t, 0.0, 0.0, 0.0)
+        core.on_ball(t, x, y, 0.01)
+        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=t)
+        core.step(t, {}, wall=t)
+        if core.skill == 'KICK_VAR_RIGHT':
+            break
+    assert core.skill == 'KICK_VAR_RIGHT', core.state_dict().get('task')
+    strength = core.task.state()['strength']
+    assert 0.5 < strength < 0.75 and spec.strength.at(strength)[0] == pytest.approx(2.5, abs=0.01)
+    played = core._skl.with_overrides('KICK_VAR_RIGHT', {'kick_strength': core.task.strength})
+    assert core.player.skill is played and played is not core._skl['KICK_VAR_RIGHT']  # with its own kick_strength
+
+
+@pytest.mark.parametrize('robot_type', [1, 3])
+def test_nao_types_that_fall_after_a_soft_kick_var_have_no_pass_kick(robot_type: int) -> None:
+    assert 'pass' not in ball_skills_for(load_kicks_config(), 'nao', robot_type, 'simspark').kicks
