@@ -1,9 +1,9 @@
 """Walk up to the ball and kick it: a ``Kick`` task from 1-3 m, as strategy sends it, scored from ground truth.
 
-For each trial the trainer puts the standing robot 1-3 m from the ball (at (10, 0)) in a random
-direction (within +-70 deg of behind it) and heading; the task aims at the opponents' goal centre, or, with
-``--target-distance D``, at a point D m beyond the ball (towards the goal; for a kick of chosen length, whose
-strength the distance sets).
+For each trial the trainer puts the standing robot 1-3 m from the ball (at (10, 0); a Nao on rcssserver3d:
+(5, 0)) in a random direction (within +-70 deg of behind it) and heading; the task aims at the opponents' goal
+centre, or, with ``--target-distance D``, at a point D m beyond the ball (towards the goal; for a kick of chosen
+length, whose strength the distance sets).
 The server's ground truth says how far the ball was pushed before the kick (the walk touching it),
 where it went, and how long it took.
 
@@ -35,8 +35,8 @@ from robocup3d_motion.requests import Kick
 from robocup3d_tools.ball_tasks import FALLEN_UP, await_ball_rest, place_ball, run_request
 from robocup3d_tools.sim_session import SimSession
 
-BALL = (10.0, 0.0)
-GOAL = (27.5, 0.0)  # RCSSServerMJ's field
+BALL = {'mujoco': (10.0, 0.0), 'simspark': (5.0, 0.0)}
+GOAL = {'mujoco': (27.5, 0.0), 'simspark': (15.0, 0.0)}  # the goal centre of each server's field
 
 
 def _p90(values: list[float]) -> float:
@@ -45,7 +45,7 @@ def _p90(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--robot', default='T1')
+    ap.add_argument('--robot', default='T1', help='T1 or K1 (RCSSServerMJ), or nao (rcssserver3d, type 0)')
     ap.add_argument('--kick', default='long')
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--seed', type=int, default=3)
@@ -68,22 +68,24 @@ def main(argv: list[str] | None = None) -> int:
         head += f'{"foot":>6}{"target m":>9}{"strength":>9}{"rest m":>8}{"miss m":>8}{"up":>4}'
     print(f'{head}  reason')
     kicked, dirs, times, falls, misses, up = 0, [], [], 0, [], 0
-    with SimSession(args.robot, player_args=('--world-model',)) as s:
+    server = 'simspark' if args.robot == 'nao' else 'mujoco'
+    ball_at, goal_at = BALL[server], GOAL[server]
+    with SimSession(args.robot, server=server, player_args=('--world-model',)) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
             yaw = rng.uniform(-0.5, 0.5)
             if args.behind:
                 a = yaw = 0.0
-            goal = GOAL
+            goal = goal_at
             if args.target_distance:
                 want = rng.uniform(*args.target_distance)
-                goal = (BALL[0] + want, BALL[1])
-            s.place(BALL[0] - d * math.cos(a), BALL[1] + d * math.sin(a), yaw)
-            place_ball(s, *BALL)
+                goal = (ball_at[0] + want, ball_at[1])
+            s.place(ball_at[0] - d * math.cos(a), ball_at[1] + d * math.sin(a), yaw)
+            place_ball(s, *ball_at)
             run = run_request(s, Kick(target=goal, kick=args.kick, slack=args.slack, id=100 + i), args.seconds)
             start = next((r for r in run.trace if r[5] == 'kicking'), None)
             before = [r for r in run.trace if start is None or r[0] < start[0]]
-            pushed = max((math.hypot(r[3] - BALL[0], r[4] - BALL[1]) for r in before), default=0.0)
+            pushed = max((math.hypot(r[3] - ball_at[0], r[4] - ball_at[1]) for r in before), default=0.0)
             after = math.hypot(run.ball_end[0] - start[3], run.ball_end[1] - start[4]) if start else 0.0
             kicked += start is not None
             falls += run.falls
@@ -119,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                 misses.append(miss)
                 travel = math.hypot(rest[0] - start[3], rest[1] - start[4]) if start else 0.0
                 st = f'{strength:.2f}' if strength is not None else '-'
-                row += f'{foot:>6}{goal[0] - BALL[0]:>9.1f}{st:>9}{travel:>8.2f}{miss:>8.2f}'
+                row += f'{foot:>6}{goal[0] - ball_at[0]:>9.1f}{st:>9}{travel:>8.2f}{miss:>8.2f}'
                 row += f'{"yes" if standing else "no":>4}'
             print(f'{row}  {run.reason}', flush=True)
     print(f'kicked in {kicked} of {args.trials} walk-ups')
