@@ -58,6 +58,19 @@ def _core(kicks: dict) -> MotionCore:
     return MotionCore(T1, load_robots_config('robots.yaml'), walk_cfg=load_walk_config('walk.yaml'), ball_skills=skills)
 
 
+def _kick_at_the_spot(core: MotionCore, ball: tuple[float, float], skill: str) -> None:
+    """Cycle the core, the robot at the origin facing +x and the ball at ``ball``, until ``skill`` starts."""
+    for i in range(200):  # a kick's rest, then the kick
+        t = 0.02 * i
+        core.on_pose(t, 0.0, 0.0, 0.0)
+        core.on_ball(t, *ball, 0.01)
+        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=t)
+        core.step(t, {}, wall=t)
+        if core.skill == skill:
+            return
+    raise AssertionError(f'{skill} did not start: {core.state_dict().get("task")}')
+
+
 def test_the_shipped_pass_kick_plays_the_long_kick_blended_to_the_strength_its_task_chose() -> None:
     core = _core(load_kicks_config())
     spec = core.ball_skills.kicks['pass']
@@ -65,15 +78,7 @@ def test_the_shipped_pass_kick_plays_the_long_kick_blended_to_the_strength_its_t
     a = spec.angle('right')
     target = (x + 0.5 * math.cos(a), y + 0.5 * math.sin(a))  # 0.5 m beyond it: nearer than the gentlest kick goes
     assert core.request(Kick(target=target, kick='pass', id=3).to_text()) == ''
-    for i in range(200):  # the kick's rest, then the kick
-        t = 0.02 * i
-        core.on_pose(t, 0.0, 0.0, 0.0)
-        core.on_ball(t, x, y, 0.01)
-        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=t)
-        core.step(t, {}, wall=t)
-        if core.skill == 'KICK_LONG_RIGHT':
-            break
-    assert core.skill == 'KICK_LONG_RIGHT', core.state_dict().get('task')
+    _kick_at_the_spot(core, (x, y), 'KICK_LONG_RIGHT')
     gentlest = spec.strength.curve[0][0]
     played = core.player.skill
     soft, hard = core.skills['KICK_SOFT_RIGHT'], core.skills['KICK_LONG_RIGHT']
@@ -100,15 +105,7 @@ def test_the_nao_pass_kick_plays_kick_var_with_the_strength_for_the_distance() -
     spec = skills.kicks['pass']
     x, y = spec.ball
     assert core.request(Kick(target=(x + 2.5, y), kick='pass', id=3).to_text()) == ''  # 2.5 m: between 1.9 and 2.95
-    for i in range(100):
-        t = 0.02 * i
-        core.on_pose(t, 0.0, 0.0, 0.0)
-        core.on_ball(t, x, y, 0.01)
-        core.on_imu(t, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=t)
-        core.step(t, {}, wall=t)
-        if core.skill == 'KICK_VAR_RIGHT':
-            break
-    assert core.skill == 'KICK_VAR_RIGHT', core.state_dict().get('task')
+    _kick_at_the_spot(core, (x, y), 'KICK_VAR_RIGHT')
     strength = core.task.state()['strength']
     assert 0.5 < strength < 0.75 and spec.strength.at(strength)[0] == pytest.approx(2.5, abs=0.01)
     played = core._skl.with_overrides('KICK_VAR_RIGHT', {'kick_strength': core.task.strength})
