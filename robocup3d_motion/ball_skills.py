@@ -241,10 +241,14 @@ def _creep(err: float, gain: float, floor: float, top: float, tol: float) -> flo
     return math.copysign(max(abs(v), floor), err) if abs(err) > 0.5 * tol else v
 
 
-def fine_velocity(err: tuple[float, float, float], tol: tuple[float, float, float]) -> tuple[float, float, float]:
-    """Small steps onto a pose ``err`` away (robot frame): slow, and never too slow to arrive."""
+def fine_velocity(
+    err: tuple[float, float, float], tol: tuple[float, float, float], top_x: float = 0.2
+) -> tuple[float, float, float]:
+    """Small steps onto a pose ``err`` away (robot frame): slow (forward at most ``top_x`` m/s), and never too slow
+    to arrive."""
     x, y, yaw = err
-    return (_creep(x, 1.5, 0.04, 0.2, tol[0]), _creep(y, 1.5, 0.04, 0.15, tol[1]), _creep(yaw, 1.5, 0.15, 0.6, tol[2]))
+    vx = _creep(x, 1.5, 0.04, max(top_x, 0.04), tol[0])
+    return vx, _creep(y, 1.5, 0.04, 0.15, tol[1]), _creep(yaw, 1.5, 0.15, 0.6, tol[2])
 
 
 def on_line(pose: tuple[float, float, float], ball: tuple[float, float], heading: float) -> tuple[float, float, float]:
@@ -371,6 +375,12 @@ class KickTask(Task):
             return Action(stop=True)
         return None
 
+    def _too_fast_to_stop(self, v: View) -> bool:
+        """A kick that stops, with the walk still stepping forward faster than the approach's ``stop_speed``: it
+        steps on slowly onto the spot first (a T1 stopped from 0.2 m/s went on 8-13 cm past the spot and fell
+        forwards as it rose into the stand, 2026-11-29)."""
+        return self.spec.stop and v.walking and v.speed > self.approach.stop_speed
+
     def _kick(self, v: View, foot: str, bx: float, ball: tuple[float, float]) -> Action:
         self._held = None
         self.phase, self.kicked_at = 'kicking', v.t
@@ -463,7 +473,7 @@ class KickTask(Task):
             if self._held is not None and aligned(self.spec.hold):  # the hold is over, and the robot stands at the spot
                 return self._kick(v, foot, bx, ball)
             self._held = None  # the ball moved, or the robot stands off the spot
-        elif aligned(1.0):
+        elif aligned(1.0) and not self._too_fast_to_stop(v):
             if self.spec.stop and (v.walking or self.spec.rest > 0.0):
                 self._held, self._settle_since, self._still_since = ball, v.t, None
                 self.phase = 'settling'
@@ -485,7 +495,8 @@ class KickTask(Task):
         if math.hypot(bx - sx, by - sy) < FINE and abs(yaw_err) < FINE_YAW:
             # the ball near the spot: the last centimetres and degrees in small steps, never walking round
             x, y = to_robot(pose, goal[0], goal[1])
-            return Action(velocity=fine_velocity((x, y, yaw_err), (tol.x, tol.y, yaw_tol)))
+            top = self.approach.arrive_speed
+            return Action(velocity=fine_velocity((x, y, yaw_err), (tol.x, tol.y, yaw_tol), top))
         return Action(walk_target=self.route(pose, ball, line_up_point(pose, goal, self.approach.line_up)))
 
 

@@ -194,6 +194,10 @@ class ApproachSpec(Section):
     foot_margin: NonNegative = 0.15  # m of cost the other foot must save to switch
     line_up: NonNegative = 0.15  # m behind the kick pose the walk lines up before stepping in
     stop_drift: NonNegative = 0.6  # s: a walk told to stop goes on about this long at its speed (T1: 2-18 cm)
+    # The last steps onto a kick spot: forward no faster than ``arrive_speed`` (m/s) there, and the stop for a kick
+    # that stops only once the walk steps forward at ``stop_speed`` m/s or slower (inf: at any speed)
+    arrive_speed: Positive = 0.2
+    stop_speed: Positive = math.inf
 
 
 class BallSkills(Section):

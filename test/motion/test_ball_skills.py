@@ -22,6 +22,7 @@ from robocup3d_motion.ball_skills import (
     KickTask,
     View,
     detour,
+    fine_velocity,
     kick_pose,
     to_robot,
     window_point,
@@ -262,6 +263,50 @@ def test_a_walking_robot_stops_its_robots_stop_drift_short_of_the_spot() -> None
         task = KickTask(1, 0.0, ApproachSpec(clear=0.4, stop_drift=drift), SPEC, 'long', (10.0, 0.0))
         act = task.step(View(0.0, short, (0.0, 0.0), walking=True, speed=0.1))
         assert bool(act.stop) is stops and (task.phase == 'settling') is stops, drift
+
+
+def test_a_kick_that_stops_steps_on_slowly_until_the_walk_is_slow_enough_to_stop() -> None:
+    """A T1 stopped for a kick from 0.2 m/s went on 8-13 cm past the spot and fell forwards as it rose into the
+    stand: with a ``stop_speed``, an aligned robot walking faster steps on slowly (no stop) and stops once slow."""
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    short = (spot[0] - 0.09, spot[1], spot[2])  # aligned with the walk's drift at 0.2 m/s (12 cm) and at 0.1 (6 cm)
+    approach = ApproachSpec(clear=0.4, arrive_speed=0.1, stop_speed=0.1)
+    task = KickTask(1, 0.0, approach, SPEC, 'long', (10.0, 0.0))
+    act = task.step(View(0.0, short, (0.0, 0.0), walking=True, speed=0.2))
+    assert not act.stop and act.velocity is not None and task.phase == 'approaching'
+    assert 0.0 < act.velocity[0] <= 0.1  # on towards the spot, slowly
+    act = task.step(View(0.1, short, (0.0, 0.0), walking=True, speed=0.1))  # slow now: it stops
+    assert act.stop and task.phase == 'settling'
+    plain = KickTask(2, 0.0, ApproachSpec(clear=0.4), SPEC, 'long', (10.0, 0.0))  # no stop_speed: stops at any speed
+    assert plain.step(View(0.0, short, (0.0, 0.0), walking=True, speed=0.2)).stop
+
+
+def test_the_last_steps_onto_the_spot_go_forward_no_faster_than_arrive_speed() -> None:
+    """Within the fine range the steps forward are capped at the approach's ``arrive_speed``, and never below the
+    creep that still arrives."""
+    assert fine_velocity((0.3, 0.0, 0.0), (0.04, 0.03, 0.14))[0] == pytest.approx(0.2)
+    assert fine_velocity((0.3, 0.0, 0.0), (0.04, 0.03, 0.14), 0.1)[0] == pytest.approx(0.1)
+    assert fine_velocity((0.3, 0.0, 0.0), (0.04, 0.03, 0.14), 0.01)[0] == pytest.approx(0.04)
+    assert fine_velocity((-0.3, 0.0, 0.0), (0.04, 0.03, 0.14), 0.1)[0] == pytest.approx(-0.1)
+
+
+def test_a_t1_kick_approach_from_behind_arrives_slowly_and_stops_slow() -> None:
+    """With the T1's approach from config/kicks.yaml the robot steps onto the spot no faster than its
+    ``arrive_speed`` and is slower than its ``stop_speed`` when it stops for the kick."""
+    approach = load_kicks_config()['T1'].approach
+    assert approach.arrive_speed <= approach.stop_speed < 0.2
+    ball = (0.0, 0.0)
+    robot = Robot(-1.2, 0.0, 0.0)
+    task = KickTask(1, 0.0, approach, SPEC, 'long', (10.0, 0.0))
+    while robot.t < 30.0:
+        act = task.step(View(robot.t, robot.pose, ball, walking=robot.walking, speed=robot.speed[0]))
+        if act.stop:
+            break
+        if act.velocity is not None:
+            assert act.velocity[0] <= approach.arrive_speed + 1e-9
+        robot.apply(act)
+        robot.move()
+    assert task.phase == 'settling' and robot.speed[0] <= approach.stop_speed + 1e-9, (robot.t, robot.speed)
 
 
 def test_a_goto_near_never_turns_round_and_a_goal_a_little_behind_counts_as_reached() -> None:
