@@ -21,7 +21,8 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
    more room.
 
 A set play of ours (``set_play``) never shoots: no direct goal from a kick-off or an indirect
-free kick; the taker passes, or kicks to the side and ahead.
+free kick; the taker passes, or kicks to the side and ahead, never with a kick of chosen length (a gentle
+one may touch the ball twice).
 """
 
 from __future__ import annotations
@@ -261,7 +262,10 @@ def choose_on_ball(
     goal = (half[0], 0.0)
     pressed = any(_dist(o, ball) < PRESSURE for o in opponents)
     if set_play:
-        p = _pass(ball, kicks, mates, opponents, robots, min_gain=-2.0)
+        # a kick of chosen length only at full length: a gentle one's landing foot can touch the slow ball again, a
+        # double touch (a 7 v 7 half's kick-off, 2026-11-29: a free kick to them 1 s after it)
+        fixed = [k for k in kicks if k.shortest is None]
+        p = _pass(ball, fixed, mates, opponents, robots, min_gain=-2.0)
         if p is not None:
             return _pass_choice(ball, p)
         side = math.copysign(1.0, kick_off_side or 1.0)

@@ -151,3 +151,10 @@ def test_a_kick_of_chosen_length_passes_as_far_as_the_receiver_and_shoots_past_t
     assert c.request.distance == pytest.approx(math.dist((19.0, 2.0), c.request.target) + 2.0, abs=0.01)
     c = choose((17.0, 2.0), kicks=(PASS, LONG))  # beyond what it surely reaches: the long kick, of one length
     assert c.reason == 'shoot' and c.request.kick == 'long' and c.request.distance is None
+
+
+def test_a_set_play_never_passes_with_a_kick_of_chosen_length() -> None:
+    mates = {4: (5.0, 2.0)}
+    assert choose((0.0, 0.0), kicks=(PASS,), mates=mates).reason == 'pass 4'  # in play it would
+    c = choose((0.0, 0.0), kicks=(PASS, NAO_KICK), mates=mates, set_play=True)
+    assert c.request.kick != 'pass'
