@@ -427,12 +427,10 @@ class KickTask(Task):
     def aim(self, pose: tuple[float, float, float], ball: tuple[float, float], heading: float, foot: str) -> float:
         """The kick's heading within the target's window (``slack`` m either side of it) nearest to where the
         robot would send the ball now: every degree it need not turn is time (and a slow-turning robot's
-        drift) saved. The window is narrowed by the yaw the kick may start off its heading (the tolerance, times
-        the hold's factor): aimed at its very edge, a kick within its tolerance went wide of it."""
+        drift) saved."""
         if self.slack <= 0.0:
             return heading
         half = math.atan2(self.slack, max(math.hypot(self.target[0] - ball[0], self.target[1] - ball[1]), 1e-6))
-        half = max(0.0, half - math.radians(self.spec.tolerance.yaw_deg * self.spec.hold))
         now = pose[2] + self.spec.angle(foot)
         return heading + max(-half, min(half, wrap(now - heading)))
 

@@ -561,8 +561,7 @@ def _kick_time(slack: float, seed: int) -> float:
     task, _, skill = run_kick(robot, ball, slack=slack)
     assert skill is not None, task.state()
     heading = robot.pose[2] + SPEC.angle(task.foot)  # where this kick sends the ball (the ball is at 0, 0)
-    # within the window (the aim keeps the kick's own tolerance inside it), or the tolerance of an exact aim
-    window = max(math.atan2(slack, 10.0), math.radians(1.5 * SPEC.tolerance.yaw_deg)) + 1e-6
+    window = math.atan2(slack, 10.0) + math.radians(1.5 * SPEC.tolerance.yaw_deg)  # and the kick's own tolerance
     assert abs(math.remainder(heading, math.tau)) <= window, f'aimed {math.degrees(heading):.1f} deg off'
     return robot.t
 
@@ -571,30 +570,16 @@ def test_a_kick_with_slack_aims_anywhere_in_the_window_and_comes_sooner() -> Non
     """A shot at a goal mouth need not turn to its centre: the kick goes along the line in the window
     nearest the robot's heading, so it comes sooner (the T1 turns slowly) and still inside the window."""
     exact = [_kick_time(0.0, seed) for seed in range(6)]
-    loose = [_kick_time(4.0, seed) for seed in range(6)]
+    loose = [_kick_time(1.5, seed) for seed in range(6)]
     assert sum(loose) < sum(exact)
 
 
 def test_a_robot_turned_within_the_slack_kicks_at_once() -> None:
     ball = (0.0, 0.0)
-    pose = kick_pose(ball, math.radians(5.0), SPEC.spot('right'))  # 5 deg off the target's centre line
+    pose = kick_pose(ball, math.radians(8.0), SPEC.spot('right'))  # 8 deg off the target's centre line
     spec = SPEC.model_copy(update={'tolerance': Tolerance(yaw_deg=3.0)})
     assert KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0)).step(View(0.0, pose, ball)).skill is None
     assert KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0), 1.5).step(View(0.0, pose, ball)).skill == 'KICK_R'
-
-
-def test_a_kick_with_slack_aims_inside_its_window_by_the_yaw_it_may_start_off_by() -> None:
-    """1.5 m either side at 10 m is 8.5 deg; the kick may start 4.5 deg off its heading (3 deg, times the hold's
-    1.5), so it aims within 4 deg of the centre line, and a robot 8 deg off turns before it kicks."""
-    ball = (0.0, 0.0)
-    spec = SPEC.model_copy(update={'tolerance': Tolerance(yaw_deg=3.0)})
-    task = KickTask(1, 0.0, APPROACH, spec, 'long', (10.0, 0.0), 1.5)
-    for off in (-30.0, -8.0, 0.0, 2.0, 8.0, 30.0):
-        pose = kick_pose(ball, math.radians(off), spec.spot('right'))
-        half = math.degrees(math.atan2(1.5, 10.0)) - 4.5
-        assert math.degrees(task.aim(pose, ball, 0.0, 'right')) == pytest.approx(max(-half, min(half, off)))
-    pose = kick_pose(ball, math.radians(8.0), spec.spot('right'))
-    assert task.step(View(0.0, pose, ball)).skill is None
 
 
 def test_a_ball_nearer_than_the_spot_is_walked_round_not_into() -> None:
