@@ -243,7 +243,7 @@ def ball_skills_for(
 def check_skills(skills: BallSkills, known: set[str], where: str) -> None:
     """Every kick names skills the robot has; raises :class:`ConfigError` otherwise."""
     for name, k in skills.kicks.items():
-        gentle = (k.strength.right, k.strength.left) if k.strength is not None else ()
+        gentle = (k.strength.right, k.strength.left) if k.strength is not None and not k.strength.param else ()
         for s in () if k.walk is not None else (k.right, k.left, *gentle):
             if s not in known:
                 raise ConfigError(f'kicks.yaml: {where}.kicks.{name}: no skill {s!r}; known: {sorted(known)}')

@@ -66,7 +66,7 @@ class KickReach:
     """One kick as the decisions see it: how far it sends the ball, and whether the robot falls after it.
 
     A kick of chosen length (``shortest`` set) goes anywhere from ``shortest`` to ``distance`` m (means): the
-    request says how far (:func:`length`)."""
+    request says how far (:meth:`length`)."""
 
     name: str
     distance: float  # m, mean (a kick of chosen length: its longest)
