@@ -77,7 +77,7 @@ from robocup3d_motion.getup import (
 )
 from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
-from robocup3d_motion.kick_config import BallSkills, ball_skills_for, load_kicks_config
+from robocup3d_motion.kick_config import BallSkills, ball_skills_for, check_skills, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
@@ -215,7 +215,7 @@ class MotionCore:
         self._still_until = -math.inf  # no walk before this (a kick's ``recover``: the body still sways)
         # tasks (go to, kick, dribble) and what they read of the world model
         self.ball_skills = ball_skills or BallSkills()
-        self._check_strengths()
+        self._check_kicks()
         self.task: Task | None = None
         self._task_request: GoTo | Kick | Dribble | None = None  # the request the running task came from
         self._pose: tuple[float, float, float, float] | None = None  # x, y, yaw, server time
@@ -271,8 +271,10 @@ class MotionCore:
             self.task.end('cancelled', f'request {req.name!r}')
         return why
 
-    def _check_strengths(self) -> None:
-        """Every kick of chosen length fits the robot: YAML skills that blend, or a Nao skill parameter."""
+    def _check_kicks(self) -> None:
+        """Every kick names skills the robot has, and every kick of chosen length fits it: YAML skills that
+        blend, or a Nao skill parameter. Raises :class:`ConfigError` otherwise."""
+        check_skills(self.ball_skills, set(self.skills), self.robot.name)
         nao = self.robot.server == 'simspark'
         for name, spec in self.ball_skills.kicks.items():
             strength = spec.strength

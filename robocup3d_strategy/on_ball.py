@@ -145,15 +145,15 @@ def _shoot(ball: Point, goal: tuple[float, float], kicks: Sequence[KickReach], r
     goal_x, width = goal
     best: tuple[float, Point, KickReach] | None = None
     for p in shot_points(goal_x, width):
-        d = _dist(ball, p) + 0.5  # over the line
-        usable = [k for k in kicks if _reaches(k, d)]
+        usable = [k for k in kicks if _reaches(k, _dist(ball, p) + 0.5)]  # over the line
         if not usable:
             continue
         lane = lane_clearance(ball, p, robots)
         if lane < LANE_RADIUS:
             continue
         # stay up if we can, then the gentlest
-        kick = min(usable, key=lambda k: (k.falls, k.distance if k.shortest is None else k.mean_for(d + SHOT_OVER)))
+        ask = _shot_ask(ball, p)
+        kick = min(usable, key=lambda k: (k.falls, k.mean_for(ask)))
         # the most central point unless another's lane is clearly wider: a target that jumps across the goal as
         # a keeper shifts makes a new kick task each time, and the robot never lines up (a penalty's 30 s)
         if best is None or lane > best[0] + LANE_TIE:
@@ -309,9 +309,14 @@ def _mouth_slack(p: Point, goal_width: float) -> float:
     return round(max(0.0, goal_width / 2.0 - POST_MARGIN - abs(p[1])), 2)
 
 
+def _shot_ask(ball: Point, p: Point) -> float:
+    """m a shot at ``p`` asks a kick of chosen length for: :data:`SHOT_OVER` past the point."""
+    return _dist(ball, p) + SHOT_OVER
+
+
 def _shot_choice(ball: Point, shot: tuple[float, Point, KickReach], goal_width: float) -> Choice:
     _, p, kick = shot
-    length = kick.length(_dist(ball, p) + SHOT_OVER)
+    length = kick.length(_shot_ask(ball, p))
     return Choice(Kick(target=p, kick=kick.name, slack=_mouth_slack(p, goal_width), distance=length), 'shoot')
 
 

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from robocup3d_bridge.config_files import load_config
+from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.ball_skills import (
     Action,
@@ -508,10 +508,9 @@ def test_a_skill_plays_with_the_neck_at_the_hold_pose_not_where_a_task_pitched_i
     assert cmd['hj2'] == pytest.approx(core.settings.hold_pose['hj2'])
 
 
-def test_the_core_refuses_a_kick_whose_skills_the_robot_lacks() -> None:
-    core = _core({'long': SPEC})
-    why = core.request(Kick(target=(3.0, 0.0)).to_text())
-    assert "no skill 'KICK_R'" in why
+def test_the_core_refuses_a_kicks_config_whose_skills_the_robot_lacks() -> None:
+    with pytest.raises(ConfigError, match=r"T1\.kicks\.long: no skill 'KICK_R'"):
+        _core({'long': SPEC})
 
 
 def test_cmd_vel_or_a_skill_cancels_the_task() -> None:
