@@ -72,7 +72,15 @@ def clear_kick_off(s: SimSession, x: float, y: float, yaw: float, ball: tuple[fl
     robot standing by the ball, and the player may count itself that kick-off's taker, kept off the ball (no double
     touch) for up to ``RETOUCH_BAN`` s; wait that out here, with the robot at (``x``, ``y``, ``yaw``) and the ball at
     ``ball``, so that a bench's first trial does not stand it (it cost bench_advance's and bench_score's first trials
-    30-40 s)."""
+    30-40 s).
+
+    On RCSSServerMJ the kick-off then goes to the other side first: after our kick-off its referee (0.2.1) calls a
+    goal of ours a goal kick until the ball's second touch, and with no touch before it the first shot of the session
+    counts as the first touch (bench_score's first trial went in and was called a goal kick in 6 runs of 6,
+    2026-11-29). After theirs, ours count."""
+    if s.server_kind == 'mujoco':
+        s.trainer.kick_off('Right')
+        s.wait_cycles(5)
     s.place(x, y, yaw, ball=ball)
     s.wait_cycles(25)
     start = s.cycles

@@ -15,6 +15,7 @@ import pytest
 
 from robocup3d_bridge.config_files import load_config
 from robocup3d_strategy.formation import formation_pose
+from robocup3d_tools.ball_tasks import clear_kick_off
 from robocup3d_tools.sim_session import SimSession
 
 pytestmark = pytest.mark.skipif(
@@ -69,3 +70,20 @@ def test_our_kick_off_is_a_long_kick_forwards_and_to_the_side_taken_at_once(tmp_
         bx, by = s.ball[:2]
         assert bx > 4.0 and by > 1.0, (f'ball at ({bx:.2f}, {by:.2f}) after the kick-off', s.strategy, s.state)
         assert not s.trainer.state.fouls, s.trainer.state.fouls
+
+
+def test_a_forward_3_m_behind_the_ball_4_m_before_their_goal_scores_within_40_s(tmp_path: Path) -> None:
+    """Issue #21's scenario (bench/bench_score.py runs it many times): the player decides to shoot, walks up and
+    kicks; the referee's score says it went in."""
+    goal_x, ball = 27.5, (23.5, 0.0, 0.11)
+    with SimSession('T1', unum=2, log_dir=tmp_path, player_args=('--world-model',), play=True) as s:
+        clear_kick_off(s, goal_x - 7.0, 0.0, 0.0, ball)
+        s.trainer.drop_ball()
+        s.place(goal_x - 7.0, 0.0, 0.0, ball=ball)
+        start, reasons = s.cycles, []
+        while (s.cycles - start) * 0.02 < 40.0 and s.trainer.state.score_left == 0:
+            s.wait_cycles(10)
+            if s.strategy.get('reason') not in reasons[-1:]:
+                reasons.append(s.strategy.get('reason'))
+        assert s.trainer.state.score_left == 1, (reasons, s.ball, s.trainer.state.play_mode, s.trainer.state.fouls)
+        assert 'shoot' in reasons
