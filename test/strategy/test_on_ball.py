@@ -46,6 +46,21 @@ def test_a_shot_may_go_anywhere_inside_the_posts_and_no_further() -> None:
     assert choose((20.0, 0.0)).request.slack > 1.0  # an open goal: most of its width
 
 
+def test_a_shot_leaves_room_in_the_goal_mouth_for_the_kicks_direction_spread() -> None:
+    """The window the shot may aim in is the mouth less one sd of the kick's direction at that distance: narrower
+    for a vaguer kick and from further out, so that a ball aimed at the window's edge still goes in."""
+
+    def slack(ball: tuple[float, float], sd_deg: float) -> float:
+        c = choose(ball, kicks=(KickReach('long', 16.4, 1.3, direction_sd_deg=sd_deg),))
+        assert c.reason == 'shoot'
+        return c.request.slack
+
+    mouth = slack((20.0, 0.0), 0.0)
+    assert slack((20.0, 0.0), 5.0) == pytest.approx(mouth - 7.5 * math.tan(math.radians(5.0)), abs=0.01)
+    assert slack((14.0, 0.0), 5.0) < slack((20.0, 0.0), 5.0) < mouth
+    assert slack((14.0, 0.0), 20.0) == 0.0  # never less than aiming at the point itself
+
+
 def test_no_shot_out_of_reach_or_from_a_set_play() -> None:
     assert choose((5.0, 0.0)).reason == 'dribble'  # 22.5 m: the kick stops short
     c = choose((0.0, 0.0), set_play=True, kick_off_side=-1.0)
