@@ -63,7 +63,7 @@ BALL_R = {'mujoco': 0.11, 'simspark': 0.042}
 #: the Nao's kicks (``.skl``): ball spot (x, y) of the right-foot kick and swing start (s) when
 #: the parameter files do not say (``kl_spot_x/y``, ``kq_spot_x/y``)
 NAO_KICKS = {'long': ((0.19, -0.05), 0.0), 'quick': ((0.17, -0.05), 0.0), 'var': ((0.17, -0.05), 0.0)}
-TRACE_JOINTS = ('llj1', 'llj2', 'llj4', 'llj5', 'llj6', 'rlj1', 'rlj2', 'rlj4', 'rlj5')
+TRACE_JOINTS = ('llj1', 'llj2', 'llj3', 'llj4', 'llj5', 'llj6', 'rlj1', 'rlj2', 'rlj3', 'rlj4', 'rlj5')
 MOVED = 0.03  # m the ball must move to count as touched
 NO_KICK_S = 15.0  # s after the request without a touch: the kick did not happen
 ROLL_TIMEOUT = 12.0  # s after the touch at most until the ball's position is taken
@@ -327,6 +327,7 @@ def kick_once(
                 f'{now - t0:6.2f} up {q.up:.2f} lean fwd {fwd:+3.0f} left {left:+3.0f} z {q.z:.2f} '
                 f'xy {q.x - p.x:+.2f} {q.y - p.y:+.2f} '
                 f'{session.state.get("skill")} ball {ball[0] - start[0]:+.2f} {ball[1] - start[1]:+.2f} '
+                f'bz {ball[2]:.3f} '
                 + ' '.join(f'{j} {math.degrees(joints[j]):.0f}' for j in TRACE_JOINTS if j in joints),
                 file=sys.stderr,
             )
@@ -518,7 +519,11 @@ def main(argv: list[str] | None = None) -> int:
         help="s after the walk-in stops before the kick is requested (a kick's rest in play)",
     )
     ap.add_argument('--kicks-config', default='', help='walk: the kicks file the player reads (default: shipped)')
-    ap.add_argument('--trace', action='store_true', help='the torso and the ball every 5 cycles, on stderr')
+    ap.add_argument(
+        '--trace',
+        action='store_true',
+        help='the torso, the ball (its height: bz) and the legs every other cycle, on stderr',
+    )
     ap.add_argument('--realtime', action='store_true', help='the server at real time (default: sync, flat out)')
     args = ap.parse_args(argv)
     end_with_parent()  # a lost optimize worker takes this session's server and player with it
