@@ -21,6 +21,7 @@ from robocup3d_tools.getup_search import keyframe_space
 from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import (
     FALL_PENALTY,
+    STAND_AFTER,
     KickTrial,
     kick_score,
     kick_setup,
@@ -353,6 +354,10 @@ def test_an_in_walk_kick_counts_a_fall_while_the_walk_that_took_it_stops() -> No
     assert trial.fell and trial.fell_s == pytest.approx(7.6, abs=0.05) and not trial.standing
     assert trial.kick_s == pytest.approx(5.0, abs=0.05)  # the kicking phase: where a fall's grace counts from
     assert trial.distance == pytest.approx(2.0, abs=0.05) and not trial.early
-    # a robot that stands 1 s after the walk stopped has not fallen with the kick (a fall long after is not counted)
-    trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=9.0)), 1.0, 0.0)
+    # a robot that stands STAND_AFTER s after the walk stopped has not fallen with the kick (a fall long after is not
+    # counted)
+    trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=7.7 + STAND_AFTER + 0.3)), 1.0, 0.0)
     assert not trial.fell and trial.fell_s is None
+    # one that tips over slowly, 1.5 s after (the Nao's lofting kicks of session 30), has
+    trial = walk_kick_once(_ScriptedSession(lambda t: script(t, fall_at=7.7 + 1.5)), 1.0, 0.0)
+    assert trial.fell and not trial.standing
