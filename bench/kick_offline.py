@@ -1,4 +1,4 @@
-"""Offline T1 kick loop: RCSSServerMJ's own simulation and our motion core in one process (no sockets).
+"""Offline T1/K1 kick loop: RCSSServerMJ's own simulation and our motion core in one process (no sockets).
 
 An experiment tool, not a measurement: every figure in the docs comes from ``kick_tasks`` on the real server.
 The simulation is ``mj_offline``'s (the server's ``SoccerSimulation`` and our ``MotionCore`` in lockstep).
@@ -11,9 +11,11 @@ swing with the knee bent, knee snap, landing, stand) with IMU feedback on the st
 ``balance:``), scored by ``score``: minus the distance along the heading (capped), plus a graded fall penalty
 (later falls and smaller tilts score better), so that the search has a direction before any candidate stands.
 ``--eval FILE`` kicks a skill file ``--trials`` times (both feet, ball within +-3 cm; stand and walk-in by turns).
+``--robot K1`` does all this with a K1 (:data:`ROBOT_NAMES`: its own ball spot's start and bounds, its gains).
 
     PYTHONPATH=. python bench/kick_offline.py --search t1_stand --generations 10 --popsize 10 --trials 2
     PYTHONPATH=. python bench/kick_offline.py --eval robocup3d_motion/skills/data/T1/kick_long.yaml --trials 8
+    PYTHONPATH=. python bench/kick_offline.py --robot K1 --search k1_long --generations 10 --popsize 10 --trials 2
 """
 
 from __future__ import annotations
@@ -67,9 +69,39 @@ NAMES = [
     ('x', 0.40, 0.02, 0.34, 0.46),  # ball spot
     ('y', -0.10, 0.02, -0.18, -0.02),
 ]
+#: per robot, :data:`NAMES` entries that differ from the T1's (the K1's legs are about 0.8 times as long)
+ROBOT_NAMES = {
+    'T1': [],
+    'K1': [('x', 0.28, 0.02, 0.2, 0.36), ('y', -0.08, 0.02, -0.15, -0.02)],
+}
+#: per robot, values the T1's kick does not have: hip yaws (deg) of the kicking leg from the draw-back to the snap
+#: and of the stance leg from the weight shift to the landing, both back to 0 in the return
+ROBOT_EXTRA = {'T1': [], 'K1': [('yaw', 0, 5, -20, 20), ('syaw', 0, 5, -20, 20)]}
+EXTRA_NAMES = {n[0] for extra in ROBOT_EXTRA.values() for n in extra}
 STAND = {'llj1': -12, 'llj4': 25, 'llj5': -13, 'rlj1': -12, 'rlj4': 25, 'rlj5': -13, 'laj1': 10, 'raj1': 10}
 GAINS_KP = {'rlj1': 250, 'rlj4': 250, 'rlj5': 150, 'llj1': 300, 'llj4': 300, 'llj5': 300, 'llj2': 200}
 GAINS_KP |= {'llj6': 200, 'rlj2': 150, 'rlj6': 150}
+#: the kick's gains per robot (the K1's hip and knee motors give 30-40 N m, the T1's 45-60)
+ROBOT_KP = {'T1': GAINS_KP, 'K1': GAINS_KP | {'rlj1': 160, 'rlj4': 160, 'llj1': 200, 'llj4': 200}}
+
+
+def _yaws(p: dict[str, float], frames: list[tuple[float, dict]]) -> None:
+    """Add the hip yaws of ``p`` (if it has them) to ``frames``."""
+    if 'yaw' not in p:
+        return
+    for k in (1, 2, 3):
+        frames[k][1]['rlj3'] = p['yaw']
+    for k in range(5):
+        frames[k][1]['llj3'] = p['syaw']
+    frames[5][1].update(rlj3=0.0, llj3=0.0)
+
+
+def use_robot(robot: str) -> None:
+    """Make :data:`NAMES` and :data:`GAINS_KP` ``robot``'s (the T1's by default)."""
+    global GAINS_KP  # noqa: PLW0603
+    over = {n[0]: n for n in ROBOT_NAMES[robot]}
+    NAMES[:] = [over.get(n[0], n) for n in NAMES if n[0] not in EXTRA_NAMES] + ROBOT_EXTRA[robot]
+    GAINS_KP = ROBOT_KP[robot]
 
 
 def clamp(p: dict[str, float]) -> dict[str, float]:
@@ -90,6 +122,7 @@ def skill(p: dict[str, float]) -> dict:
                    'llj6': p['s3'] * r3, 'rlj6': p['s3'] * r3, 'laj1': p['arm3'], 'raj1': p['arm3']}),
         (p['t4'], {'llj2': 0, 'rlj2': 0, 'llj6': 0, 'rlj6': 0, **STAND}),
     ]  # fmt: skip
+    _yaws(p, frames)
     until = sum(t for t, _ in frames[:5]) + p['t4'] * 0.5  # up to half way through the return
     r3f = lambda v: round(float(v), 3)  # noqa: E731
     return {
@@ -115,8 +148,8 @@ def skill(p: dict[str, float]) -> dict:
 class Bench:
     """A settled stand (after a walk-in of ``walk_in`` s) saved once and restored for each kick."""
 
-    def __init__(self, walk_in: float = 0.0, rest: float = 0.5) -> None:
-        self.o = o = stand()
+    def __init__(self, walk_in: float = 0.0, rest: float = 0.5, robot: str = 'T1') -> None:
+        self.o = o = stand(robot=robot)
         if walk_in > 0.0:
             for _ in range(round(walk_in / CYCLE)):
                 o.core.set_velocity(0.15, 0.0, 0.0)
@@ -171,20 +204,20 @@ class Bench:
         }
 
 
-def score(r: dict, cap: float, target: float | None = None) -> float:
+def score(r: dict, cap: float, target: float | None = None, angle_weight: float = 0.05) -> float:
     """Lower is better: minus the distance along the heading (up to ``cap`` m), or how far it ends from ``target`` m
-    along it; a graded fall penalty."""
+    along it; a graded fall penalty; ``angle_weight`` per deg of direction error beyond 8."""
     reach = -min(r['along'], cap) if target is None else abs(r['along'] - target)
     s = reach + (3.0 if r['dist'] < 0.1 else 0.0) + 0.3 * max(0.0, r['max_tilt'] - 12.0)
     if r['fell_t'] is not None:
         s += 20.0 + 20.0 * max(0.0, 1.0 - r['fell_t'] / (r['duration'] + 1.5))
-    return s + 0.05 * max(0.0, abs(r['angle']) - 8.0)
+    return s + angle_weight * max(0.0, abs(r['angle']) - 8.0)
 
 
 def _benches(args: argparse.Namespace) -> list[Bench]:
     """The starts trials take by turns: a settled stand and a walk-in, or (``--walk-in-only``) the walk-in twice."""
-    walk = Bench(3.0, args.rest)
-    return [walk, walk] if args.walk_in_only else [Bench(), walk]
+    walk = Bench(3.0, args.rest, args.robot)
+    return [walk, walk] if args.walk_in_only else [Bench(robot=args.robot), walk]
 
 
 def write_blend(soft_file: Path, hard_file: str, strength: float, out: Path) -> None:
@@ -246,7 +279,7 @@ def search(args: argparse.Namespace) -> None:
                                              rng.uniform(-0.03, 0.03)))
                         for k in range(args.trials)
                     ]  # fmt: skip
-                    f = sum(score(r, args.cap, args.target) for r in res) / len(res)
+                    f = sum(score(r, args.cap, args.target, args.angle_weight) for r in res) / len(res)
                 fs.append(f)
                 log.write(json.dumps({'g': g, 'score': f, 'p': p, 'res': res}) + '\n')
                 log.flush()
@@ -285,8 +318,11 @@ def main() -> None:
     ap.add_argument('--strengths', type=float, nargs='+', default=[0.0, 0.3, 0.6], help='--blend: strengths tried')
     ap.add_argument('--targets', type=float, nargs='+', default=[4.5, 7.0, 9.5], help='--blend: m, one a strength')
     ap.add_argument('--target', type=float, help='m: search a kick of this length (along the heading) instead')
+    ap.add_argument('--angle-weight', type=float, default=0.05, help='score per deg of direction error beyond 8')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--robot', default='T1', choices=sorted(ROBOT_NAMES), help='T1 or K1')
     args = ap.parse_args()
+    use_robot(args.robot)
     if args.search:
         search(args)
     elif args.eval:

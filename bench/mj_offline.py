@@ -1,11 +1,11 @@
-"""RCSSServerMJ's own simulation with one T1 and our motion core in one process, no sockets (shared by the
+"""RCSSServerMJ's own simulation with one T1 (or K1) and our motion core in one process, no sockets (shared by the
 offline bench tools: ``kick_offline.py``, ``walk_offline.py``).
 
 :class:`Offline` builds the server's ``SoccerSimulation`` (with ``robocup3d_tools.mujoco_server``'s two mends),
-adds one T1, and each cycle encodes the server's perceptions, parses them with our bridge, steps ``MotionCore``
-and feeds the command back through the server's own action parser, one cycle late as the server's loop does in
-sync mode (``delay`` cycles later still, for a player that misses cycles). :class:`Snapshot` saves the
-simulation's state once and restores it for every trial (with a fresh core: the core holds closures that do
+adds one T1 or K1 (``robot``), and each cycle encodes the server's perceptions, parses them with our bridge, steps
+``MotionCore`` and feeds the command back through the server's own action parser, one cycle late as the server's
+loop does in sync mode (``delay`` cycles later still, for a player that misses cycles). :class:`Snapshot` saves
+the simulation's state once and restores it for every trial (with a fresh core: the core holds closures that do
 not copy).
 """
 
@@ -17,13 +17,15 @@ from pathlib import Path
 import numpy as np
 
 CYCLE = 0.02
+#: torso height (m) a robot is put down at (as ``SimSession.place``)
+PLACE_Z = {'T1': 0.68, 'K1': 0.57}
 
 
 class Offline:
-    """The server's simulation with one T1 and our motion core, stepped in lockstep."""
+    """The server's simulation with one T1 or K1 and our motion core, stepped in lockstep."""
 
-    def __init__(self, walk_file: str | Path | None = None) -> None:
-        self.walk_file = walk_file
+    def __init__(self, walk_file: str | Path | None = None, robot: str = 'T1') -> None:
+        self.walk_file, self.robot = walk_file, robot
         from robocup3d_tools.mujoco_server import install, mend_contact_filter  # noqa: PLC0415
 
         install()
@@ -47,9 +49,9 @@ class Offline:
         self.sim = SoccerSimulation(field=create_soccer_field(rules.default_field_version.value), rules=rules,
                                     referee=SoccerReferee())  # fmt: skip
         self.sim.init()
-        self.agent = self.sim.add_players([InitRequest('T1', 'A', 2)])[0]
+        self.agent = self.sim.add_players([InitRequest(robot, 'A', 2)])[0]
         self.parser, self.encoder = SoccerActionParser(), DefaultPerceptionEncoder()
-        self.spec = robot_spec('mujoco', 'T1')
+        self.spec = robot_spec('mujoco', robot)
         self.protocol = make_protocol(self.spec, 'A', 2)
         self.new_core()
         self.pending = None
@@ -68,7 +70,7 @@ class Offline:
         from robocup3d_motion.motion_config import load_walk_config  # noqa: PLC0415
         from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
 
-        kicks = ball_skills_for(load_kicks_config('kicks.yaml'), 'T1', 0, 'mujoco')
+        kicks = ball_skills_for(load_kicks_config('kicks.yaml'), self.robot, 0, 'mujoco')
         walk = load_walk_config(self.walk_file or 'walk.yaml')
         self.core = MotionCore(self.spec, load_config('robots.yaml'), 0.3, walk_cfg=walk, cmd_timeout=2.0,
                                ball_skills=kicks)  # fmt: skip
@@ -133,10 +135,11 @@ class Snapshot:
         return o
 
 
-def stand(walk_file: str | Path | None = None, settle: float = 3.0) -> Offline:
-    """One T1 put down at (-14, 0) facing the opponents' goal (the ball far away), standing after ``settle`` s."""
-    o = Offline(walk_file)
+def stand(walk_file: str | Path | None = None, settle: float = 3.0, robot: str = 'T1') -> Offline:
+    """One ``robot`` put down at (-14, 0) facing the opponents' goal (the ball far away), standing after ``settle``
+    s."""
+    o = Offline(walk_file, robot)
     o.sim.request_drop_ball((20.0, 15.0))
-    o.sim.request_place_player(2, 'A', (-14.0, 0.0, 0.68), (1.0, 0.0, 0.0, 0.0))
+    o.sim.request_place_player(2, 'A', (-14.0, 0.0, PLACE_Z[robot]), (1.0, 0.0, 0.0, 0.0))
     o.run(settle)
     return o

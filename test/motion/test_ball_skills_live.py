@@ -1,4 +1,4 @@
-"""Ball skills through the running graph on a real RCSSServerMJ (sync mode): a T1 with its world model.
+"""Ball skills through the running graph on a real RCSSServerMJ (sync mode): a T1 with its world model, a K1.
 
 The test sends motion task requests as strategy would and scores them from the server's ground
 truth (torso and ball from the monitor stream), which the player never reads.
@@ -16,6 +16,7 @@ import pytest
 
 from robocup3d_motion.requests import Dribble, Kick
 from robocup3d_tools.ball_tasks import await_ball_rest, dribble_figures, place_ball, run_request
+from robocup3d_tools.kick_tasks import kick_once, kick_setup
 from robocup3d_tools.sim_session import SimSession
 
 pytestmark = pytest.mark.skipif(
@@ -29,6 +30,32 @@ def t1(tmp_path: Path) -> SimSession:
     with SimSession('T1', log_dir=tmp_path, player_args=('--world-model',)) as session:
         session.place(-3.0, 0.0, 0.0)
         yield session
+
+
+@pytest.fixture
+def k1(tmp_path: Path) -> SimSession:
+    with SimSession('K1', log_dir=tmp_path) as session:
+        yield session
+
+
+def _running(session: SimSession) -> bool:
+    """The server process is alive and its simulation still steps (the K1 ball-touch fault stops both)."""
+    before = session.cycles
+    session.wait_cycles(25)
+    return session.server is not None and session.server.poll() is None and session.cycles >= before + 25
+
+
+def test_k1_long_kick_sends_the_ball_3_m_ahead_stays_up_and_the_server_runs_on(k1: SimSession) -> None:
+    """The K1's long kick (right foot) from its spot: at least 3 m along the heading (measured p10 well above),
+    within 30 deg of it, the robot standing 1 s after the kick, and the server still stepping after the touch."""
+    spot, swing = kick_setup('K1', 'long')
+    trial = kick_once(k1, 'KICK_LONG_RIGHT', spot, swing)
+    print(f'K1 long kick: {json.dumps(trial.__dict__)}')
+    assert trial.kicked and not trial.early, trial
+    assert trial.along >= 3.0, trial
+    assert trial.angle_err_deg <= 30.0, trial
+    assert trial.standing and not trial.fell, trial
+    assert _running(k1), 'the server stopped after the K1 touched the ball'
 
 
 def test_a_malformed_kick_request_is_refused_and_the_robot_keeps_standing(t1: SimSession) -> None:

@@ -57,3 +57,12 @@ def test_kick_offline_kicks_the_shipped_long_kick_forward(offline) -> None:
     spot = tuple(yaml.safe_load(path.read_text())['ball'])
     r = kick_offline.Bench().trial(str(path), 'right', spot, (0.0, 0.0))
     assert r['along'] > 1.0, r
+
+
+def test_kick_offline_kicks_the_k1_long_kick_forward_and_the_k1_stays_up() -> None:
+    """``--robot K1``: the offline loop with a K1 (on the server this kick goes 14.5 m, 21 deg outwards)."""
+    kick_offline = bench_script('kick_offline')
+    path = DATA_DIR / 'K1' / 'kick_long.yaml'
+    spot = tuple(yaml.safe_load(path.read_text())['ball'])
+    r = kick_offline.Bench(robot='K1').trial(str(path), 'right', spot, (0.0, 0.0))
+    assert r['along'] > 5.0 and r['fell_t'] is None, r
