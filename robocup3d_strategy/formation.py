@@ -31,12 +31,15 @@ Pose = Annotated[tuple[float, float, float], PlainValidator(_pose)]
 
 
 class FormationsFile(Section):
-    """``config/formations.yaml``: per server, player number -> kick-off place."""
+    """``config/formations.yaml``: per server, player number -> kick-off place; ``<server>_<robot>`` tables give one
+    robot's own places for some players (a kick-off taker at its own kick's spot), the server's for the rest."""
 
     simspark: dict[int, Pose] | None = None
     mujoco: dict[int, Pose] | None = None
+    mujoco_T1: dict[int, Pose] | None = None
+    mujoco_K1: dict[int, Pose] | None = None
 
-    @field_validator('simspark', 'mujoco', mode='before')
+    @field_validator('simspark', 'mujoco', 'mujoco_T1', 'mujoco_K1', mode='before')
     @classmethod
     def _numbers(cls, table: object) -> object:
         if isinstance(table, dict):
@@ -54,11 +57,15 @@ def load_formations(name_or_path: str | Path) -> dict:
     return data
 
 
-def formation_pose(formations: dict, server: str, unum: int) -> tuple[float, float, float]:
-    """Kick-off pose (x m, y m, theta rad) of player ``unum`` in the team frame."""
+def formation_pose(formations: dict, server: str, unum: int, robot: str = '') -> tuple[float, float, float]:
+    """Kick-off pose (x m, y m, theta rad) of player ``unum`` in the team frame: ``robot``'s own place on ``server``
+    (the ``<server>_<robot>`` table) if it has one, else the server's."""
     table = formations.get(server)
     if not isinstance(table, dict):
         raise ConfigError(f'formations.yaml has no {server!r} formation')
+    own = formations.get(f'{server}_{robot}') if robot else None
+    if isinstance(own, dict) and (unum in own or str(unum) in own):
+        table = own
     pose = table.get(unum, table.get(str(unum)))
     if pose is None:
         raise ConfigError(f'formation {server!r} has no place for player {unum}')

@@ -58,8 +58,8 @@ class StrategyNode(Node):
         server = self.declare_parameter('server', 'mujoco').value
         self.unum = int(self.declare_parameter('unum', 1).value)
         formations = load_formations(self.declare_parameter('formations_config', 'formations.yaml').value)
-        self.home = formation_pose(formations, server, self.unum)
         robot = self.declare_parameter('robot', '').value or ('T1' if server == 'mujoco' else 'nao')
+        self.home = formation_pose(formations, server, self.unum, robot)
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         kicks = self.declare_parameter('kicks_config', 'kicks.yaml').value
         skills = ball_skills_for(load_kicks_config(kicks), robot, robot_type, server)

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
 from robocup3d_strategy.decision import (
     FIELDS,
@@ -19,7 +20,7 @@ from robocup3d_strategy.decision import (
     choose_role,
     phase_of,
 )
-from robocup3d_strategy.formation import beam_pose
+from robocup3d_strategy.formation import beam_pose, formation_pose, load_formations
 from robocup3d_strategy.on_ball import GOAL_PAST, KickReach
 from robocup3d_strategy.roles import load_roles, scram
 
@@ -400,3 +401,15 @@ def test_a_shot_keeps_its_target_while_the_lanes_barely_change() -> None:
         assert isinstance(req, Kick), req
         targets.add(req.target)
     assert len(targets) == 1
+
+
+def test_each_robots_kick_off_taker_stands_at_its_long_kicks_left_foot_spot() -> None:
+    """Our kick-off is taken at once with no walk-up: the taker's place puts the ball at its own robot's long-kick
+    spot (the K1's nearer the ball than the T1's, and turned as its kick-off needs). The others keep the server's."""
+    formations, kicks = load_formations('formations.yaml'), load_kicks_config()
+    for robot in ('T1', 'K1'):
+        x, y, theta = formation_pose(formations, 'mujoco', 2, robot)
+        c, s = math.cos(theta), math.sin(theta)
+        ball = (-x * c - y * s, x * s - y * c)  # the ball at the centre spot, in the robot's frame
+        assert ball == pytest.approx(kicks[robot].kicks['long'].spot('left'), abs=0.005)
+    assert formation_pose(formations, 'mujoco', 3, 'K1') == formation_pose(formations, 'mujoco', 3)

@@ -56,12 +56,13 @@ def test_in_their_kick_off_our_player_keeps_out_of_the_centre_circle(tmp_path: P
         assert s.strategy.get('phase') == 'theirs', s.strategy
 
 
-def test_our_kick_off_is_a_long_kick_forwards_and_to_the_side_taken_at_once(tmp_path: Path) -> None:
-    """The session starts as a match does: the player beams to its kick-off place, the T1 long kick's spot
+@pytest.mark.parametrize('robot', ['T1', 'K1'])
+def test_our_kick_off_is_a_long_kick_forwards_and_to_the_side_taken_at_once(tmp_path: Path, robot: str) -> None:
+    """The session starts as a match does: the player beams to its kick-off place, its robot's long-kick spot
     (config/formations.yaml), stands 2 s, and the kick-off is ours. The kick comes after its rest, with no
     walk-up (from 3 m a walk-up took 11 s and nudged the ball: the kick-off was lost without a kick)."""
-    with SimSession('T1', unum=2, log_dir=tmp_path, player_args=('--world-model',), play=True) as s:
-        x, y, _ = formation_pose(load_config('formations.yaml'), 'mujoco', 2)
+    with SimSession(robot, unum=2, log_dir=tmp_path, player_args=('--world-model',), play=True) as s:
+        x, y, _ = formation_pose(load_config('formations.yaml'), 'mujoco', 2, robot)
         assert math.hypot(s.pose.x - x, s.pose.y - y) < 0.1, f'not beamed to its kick-off place: {s.pose}'
         start = s.cycles
         while (s.cycles - start) * 0.02 < 10.0 and math.hypot(*s.ball[:2]) < 5.0:

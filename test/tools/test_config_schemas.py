@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_shipped_files_pass() -> None:
     assert set(load_robots_config('robots.yaml')) == {'nao', 'T1', 'K1'}
     assert {'T1', 'K1', 'nao'} <= set(load_walk_config('walk.yaml'))
-    assert set(load_formations('formations.yaml')) == {'simspark', 'mujoco'}
+    assert set(load_formations('formations.yaml')) == {'simspark', 'mujoco', 'mujoco_K1'}
     assert {'T1', 'K1', 'nao'} <= set(load_kicks_config('kicks.yaml'))
     assert set(load_optimize_config('optimize.yaml').walk) == {'mujoco', 'simspark'}
 
