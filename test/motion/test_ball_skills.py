@@ -686,6 +686,21 @@ def test_a_far_ball_may_be_vaguer_and_still_be_played() -> None:
     assert core._view(1.0).ball is None
 
 
+def test_the_cores_view_marks_the_ease_from_the_walk_into_the_stand() -> None:
+    """The walk stepping: walking; its last step taken and the stand easing in from its stance: walking and easing
+    (a kick's rest counts from there); the stand reached: neither."""
+    core = _core()
+    core.skill = 'walk'
+    view = core._view(1.0)
+    assert view.walking and not view.easing
+    core.skill, core._stand_from = 'stand', ({}, 1.0)
+    view = core._view(1.2)
+    assert view.walking and view.easing
+    core._stand_from = None
+    view = core._view(1.6)
+    assert not view.walking and not view.easing
+
+
 STRENGTH = {'right': 'SOFT_R', 'left': 'SOFT_L', 'curve': [[0.0, 4.0, 0.5], [0.5, 8.0, 0.8], [1.0, 12.0, 1.5]]}
 
 
