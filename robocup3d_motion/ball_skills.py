@@ -88,7 +88,6 @@ class View:
     walking: bool = False  # the walk is still stepping
     speed: float = 0.0  # m/s forward the walk steps now (its odometry)
     walk_kick: str = ''  # an in-walk kick: 'asked' (waiting for its foot's step), 'swinging', 'missed', or ''
-    easing: bool = False  # the walk has stopped stepping and eases into the stand (``walking`` still holds)
 
 
 @dataclass
@@ -368,12 +367,7 @@ class KickTask(Task):
             self._held = None
             return None
         if v.walking and v.t - self._settle_since <= self.approach.settle:
-            # the ease into the stand counts towards the rest (kick_tasks measured the rest from the stand's start,
-            # the ease included), but the kick waits for its end (a Nao kicked from the walk's stance fell)
-            if not v.easing:
-                self._still_since = None
-            elif self._still_since is None:
-                self._still_since = v.t
+            self._still_since = None
             return Action(stop=True)
         if self._still_since is None:
             self._still_since = v.t

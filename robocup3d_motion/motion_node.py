@@ -357,7 +357,6 @@ class MotionCore:
             skill=self.skill if self.player is not None and not self.is_getup else None,
             # the walk, or the ease from its stance into the stand: a kick that stops first waits for both
             walking=self.skill == WALK or self._stand_from is not None,
-            easing=self.skill != WALK and self._stand_from is not None,
             speed=self.walk.odometry[0] if self.walk is not None and self.skill == WALK else 0.0,
             walk_kick=self.walk.kick_state if self.walk is not None else '',
         )

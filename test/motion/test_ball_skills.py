@@ -211,35 +211,6 @@ def test_a_kick_with_a_rest_stands_still_that_long_after_the_walk_stops() -> Non
     assert task.step(View(1.62, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
 
 
-def test_a_kicks_rest_counts_from_the_walks_last_step_and_waits_for_the_ease_into_the_stand() -> None:
-    """kick_tasks measured the T1's rest (1.5 s) from the start of the stand, the motion node's ease from the walk's
-    stance (0.5 s) included: the hold counts the ease towards the rest, but never kicks before the ease is over (a
-    Nao kicked from the walk's stance fell every time)."""
-    pose = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
-    task = KickTask(1, 0.0, APPROACH, SPEC.model_copy(update={'rest': 1.5}), 'long', (10.0, 0.0))
-    assert task.step(View(0.0, pose, (0.0, 0.0), walking=True)).stop  # still stepping
-    for t in (0.1, 0.3, 0.5):  # the last step ended at 0.1 s; the ease into the stand until 0.6 s
-        act = task.step(View(t, pose, (0.0, 0.0), walking=True, easing=True))
-        assert act.stop and act.skill is None and task.phase == 'settling', t
-    act = task.step(View(1.5, pose, (0.0, 0.0), walking=False))
-    assert act.stop and act.skill is None, 'rested 1.4 s of 1.5'
-    assert task.step(View(1.62, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
-    # a rest shorter than the ease: the kick waits for the ease's end all the same
-    task = KickTask(2, 0.0, APPROACH, SPEC.model_copy(update={'rest': 0.2}), 'long', (10.0, 0.0))
-    assert task.step(View(0.0, pose, (0.0, 0.0), walking=True)).stop
-    act = task.step(View(0.1, pose, (0.0, 0.0), walking=True, easing=True))
-    assert task.step(View(0.5, pose, (0.0, 0.0), walking=True, easing=True)).skill is None
-    assert task.step(View(0.62, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
-    # stepping again (the walk went on) starts the rest afresh
-    task = KickTask(3, 0.0, APPROACH, SPEC.model_copy(update={'rest': 1.5}), 'long', (10.0, 0.0))
-    assert task.step(View(0.0, pose, (0.0, 0.0), walking=True)).stop
-    task.step(View(0.1, pose, (0.0, 0.0), walking=True, easing=True))
-    task.step(View(0.3, pose, (0.0, 0.0), walking=True))
-    task.step(View(0.4, pose, (0.0, 0.0), walking=True, easing=True))
-    assert task.step(View(1.7, pose, (0.0, 0.0), walking=False)).skill is None
-    assert task.step(View(1.92, pose, (0.0, 0.0), walking=False)).skill == 'KICK_R'
-
-
 def test_a_kick_holds_through_the_torso_sway_of_its_rest_and_judges_the_spot_at_its_end() -> None:
     """Rising from the walk's crouch, a T1's torso sways 4-9 cm against its standing feet. Judged every cycle, a
     kick-off went back to walking 8 times in 10 s; the hold judges the spot once the rest is over."""
@@ -684,21 +655,6 @@ def test_a_far_ball_may_be_vaguer_and_still_be_played() -> None:
     assert core._view(1.0).ball is None
     core.on_ball(1.0, 2.0, 0.0, 1.3)  # near: 1 m at most
     assert core._view(1.0).ball is None
-
-
-def test_the_cores_view_marks_the_ease_from_the_walk_into_the_stand() -> None:
-    """The walk stepping: walking; its last step taken and the stand easing in from its stance: walking and easing
-    (a kick's rest counts from there); the stand reached: neither."""
-    core = _core()
-    core.skill = 'walk'
-    view = core._view(1.0)
-    assert view.walking and not view.easing
-    core.skill, core._stand_from = 'stand', ({}, 1.0)
-    view = core._view(1.2)
-    assert view.walking and view.easing
-    core._stand_from = None
-    view = core._view(1.6)
-    assert not view.walking and not view.easing
 
 
 STRENGTH = {'right': 'SOFT_R', 'left': 'SOFT_L', 'curve': [[0.0, 4.0, 0.5], [0.5, 8.0, 0.8], [1.0, 12.0, 1.5]]}
