@@ -6,9 +6,10 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
    too) forwards and out to the ball's side, or dribble it that way;
 2. **shoot** when a kick reaches past the goal line (its mean distance less one sd) and the lane
    from the ball to a point of the goal mouth is free of robots; the point with the widest lane is
-   taken, and the kick may go anywhere about it inside the posts less its direction's spread there. Within :data:`DRIBBLE_IN` m of the goal, **dribble in** through a free lane unless a kick
-   the robot stays up after reaches (a kick it falls after costs the ball if it fails); further
-   out, a kick the robot falls after is fine for a shot;
+   taken, and the kick may go anywhere about it inside the posts less its direction's spread there.
+   Within :data:`DRIBBLE_IN` m of the goal, **dribble in** through a free lane unless a kick the
+   robot stays up after reaches (a kick it falls after costs the ball if it fails); further out, a
+   kick the robot falls after is fine for a shot;
 3. **pass** with a kick the robot stays up after, to a teammate ahead of the ball who is free
    (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
    of him, when the kick's distance fits the pass;
