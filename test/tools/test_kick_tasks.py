@@ -251,10 +251,11 @@ def test_a_t1_at_its_kick_spot_kicks_the_ball_forwards_without_falling_in_the_ki
     with SimSession('T1') as session:
         result = run_kicks(session, 'quick', trials=3, seed=3).as_dict()
     assert result['distance_median'] >= MIN_T1_QUICK_M, result
+    in_kick = load_kicks_config()['T1'].kicks['quick'].duration + 1.0  # s from the request: the kick and 1 s after
     for k in result['kicks']:
-        # no fall in the kick; whether it still stands 1 s after (not always: 1 of 3 on an idle machine)
-        # and early touches are bench_kick's figures
-        assert not k['fell'], result
+        # no fall in the kick or the second after it; whether it still stands 2 s after (kick_tasks' count since
+        # session 30: 1 of 8 went over 1.3 s after, the first trial of seed 3) and early touches are bench_kick's
+        assert not k['fell'] or k['fell_s'] > in_kick, result
         assert k['contact_s'] is None or k['along'] > 0.0, result  # forwards
 
 
