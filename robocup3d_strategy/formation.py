@@ -36,10 +36,9 @@ class FormationsFile(Section):
 
     simspark: dict[int, Pose] | None = None
     mujoco: dict[int, Pose] | None = None
-    mujoco_T1: dict[int, Pose] | None = None
     mujoco_K1: dict[int, Pose] | None = None
 
-    @field_validator('simspark', 'mujoco', 'mujoco_T1', 'mujoco_K1', mode='before')
+    @field_validator('simspark', 'mujoco', 'mujoco_K1', mode='before')
     @classmethod
     def _numbers(cls, table: object) -> object:
         if isinstance(table, dict):
