@@ -133,7 +133,9 @@ def test_a_players_messages_lie_in_the_bag_at_their_own_time(recorded_bag: Path)
         if topic.startswith(player) and items and hasattr(items[0][1], 'header'):
             assert all(t == stamp(m) for t, m in items if stamp(m) > 0), topic
             stamps |= {stamp(m) for _, m in items}
-    first = min(stamps) + 1_000_000_000  # after the start, when one topic's first message may come before another's
+    # after the start, when one topic's first message may come before another's (a header stamped 0, as the first
+    # joint_gains' before the motion node has a time, is no start)
+    first = min(s for s in stamps if s > 0) + 1_000_000_000
     states = [t for t, _ in msgs[f'{player}motion_state'] if t > first]
     assert states and all(t in stamps for t in states)
     truth = msgs[f'/truth/{TEAM}/p1/pose']
