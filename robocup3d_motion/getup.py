@@ -68,7 +68,9 @@ __all__ = [
 DATA_DIR = Path(__file__).resolve().parent / 'skills' / 'data'
 _D2R = math.pi / 180.0
 
-#: Skill to play per fall direction; side falls use the back get-up (its first frames roll the robot).
+#: Skill to play per fall direction. A side get-up may just bring the robot onto its front or back and
+#: end: the motion node then plays the get-up for the side it lies on (the Nao's ``getup_side.skl``).
+#: A robot without a side get-up plays the back get-up after a side fall (:func:`getup_skill_for`).
 GETUP_SKILLS = {'front': 'GETUP_FRONT', 'back': 'GETUP_BACK', 'left': 'GETUP_SIDE', 'right': 'GETUP_SIDE'}
 
 

@@ -68,6 +68,7 @@ from robocup3d_motion.cycle_clock import CycleClock
 from robocup3d_motion.fall import FallDetector, FallState, fall_direction
 from robocup3d_motion.gear import GearShift, walk_gear
 from robocup3d_motion.getup import (
+    GETUP_SKILLS,
     KeyframePlayer,
     blend_skills,
     check_blend,
@@ -169,6 +170,8 @@ class MotionCore:
             except (OSError, ValueError) as exc:  # a missing/bad parameter file, an unknown $name
                 raise ConfigError(f'Nao skills: {exc}') from None
             self.skills.update({name: None for name in self._skl})
+            if not self._skl.param('getup_side', 1.0):  # a type that plays the back get-up after a side fall
+                self.skills.pop('GETUP_SIDE', None)
         self.imu_timeout = imu_timeout
         self.getup_pause = getup_pause
         self.targets: dict[str, float] = {}  # external stand targets (joint_targets)
@@ -250,8 +253,11 @@ class MotionCore:
 
     def _lies_still(self, t: float) -> bool:
         """Whether a get-up may start: after a fall to the front or back at once (the skills are
-        tuned for that); after one to the side once the body has come to rest, or ``calm_max`` s."""
+        tuned for that), also after one to the side if the robot has a side get-up (it holds the
+        landing itself); else after a side fall once the body has come to rest, or ``calm_max`` s."""
         if self._fallen_since is None or self._fell_to not in ('left', 'right'):
+            return True
+        if GETUP_SKILLS[self._fell_to] in self.skills:
             return True
         if self._calm_since is not None and t - self._calm_since >= self.calm_s:
             return True

@@ -52,7 +52,7 @@ REFALL_S = 5.0  # s added for a fall within 2 s of standing
 
 
 def _skill_of(task: str) -> str:
-    """The skill a get-up task tunes: side falls play the back get-up."""
+    """The skill a get-up task tunes: side falls end in the back get-up (the Nao's GETUP_SIDE hands over to it)."""
     return 'front' if task == 'getup-front' else 'back'
 
 

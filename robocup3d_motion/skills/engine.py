@@ -224,6 +224,10 @@ class SkillRegistry(Mapping[str, Skill[float]]):
         for skill in skills:
             self.add(skill)
 
+    def param(self, name: str, default: float) -> float:
+        """The value of ``$name`` the skills were resolved with (``default`` if no parameter file sets it)."""
+        return self._params.get(name, default)
+
     def add(self, skill: Skill[float]) -> Skill[float]:
         """Register ``skill``.
 

@@ -126,6 +126,22 @@ def test_nao_has_no_getup_yet_and_that_is_fine() -> None:
     assert load_keyframe_dir(nao(0)) == {}
 
 
+@pytest.mark.parametrize('robot_type', range(5))
+def test_nao_side_falls_pick_the_side_getup_where_a_type_has_one(robot_type: int) -> None:
+    """Every type's skills hold GETUP_SIDE; types 2 and 3 switch it off (``$getup_side 0``) and play the back
+    get-up after a side fall, as a robot without a side get-up does."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.skills.engine import load_nao_registry  # noqa: PLC0415
+
+    assert 'GETUP_SIDE' in load_nao_registry(robot_type)
+    skills = MotionCore(nao(robot_type), load_config('robots.yaml')).skills
+    side = 'GETUP_BACK' if robot_type in (2, 3) else 'GETUP_SIDE'
+    picked = {d: getup_skill_for(d, skills) for d in ('front', 'back', 'left', 'right')}
+    assert picked == {'front': 'GETUP_FRONT', 'back': 'GETUP_BACK', 'left': side, 'right': side}
+    assert getup_skill_for('left', {'GETUP_FRONT': 0, 'GETUP_BACK': 0}) == 'GETUP_BACK'
+
+
 def test_motion_core_switches_to_getup_and_refuses_bad_requests() -> None:
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
     from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
@@ -165,31 +181,47 @@ def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
     assert core.state.fallen and core.state_dict()['direction'] == 'back'
 
 
-def test_nao_waits_for_a_side_fall_to_come_to_rest_before_getting_up() -> None:
-    """Fallen to the side, the Nao rolls on: its get-up waits till the gyro is calm (config ``calm_*``);
-    after a fall to the back it starts at once."""
-    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+def _side_fall(cfg: dict, direction: str, rolling_s: float, robot_type: int = 0) -> tuple[float, str]:
+    """A Nao lying ``direction`` (still rolling for ``rolling_s``): when its get-up started, and which skill."""
     from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
 
+    core = MotionCore(nao(robot_type), cfg)
+    joints = dict.fromkeys(nao(robot_type).joint_names, 0.0)
+    forces = {'lf': (0.0, 0.0, 0.0), 'rf': (0.0, 0.0, 0.0)}
+    for k in range(300):
+        t = 0.02 * k
+        rolling = 0.06 <= t < rolling_s  # (the first readings still: the fall detector starts from them)
+        gyro = (0.0, 1.5, 0.0) if rolling else (0.0, 0.0, 0.0)  # about the axis it lies along
+        core.on_imu(t, gyro, lying(direction), wall=0.0, forces=forces)
+        core.step(t, joints, wall=0.0)
+        if core.is_getup:
+            return t, core.skill
+    return math.inf, ''
+
+
+@pytest.mark.parametrize('robot_type', [2, 3])
+def test_a_nao_without_a_side_getup_waits_for_the_body_to_come_to_rest(robot_type: int) -> None:
+    """Types 2 and 3 have no GETUP_SIDE (``$getup_side 0``): after a side fall their back get-up waits till
+    the gyro is calm (config ``calm_*``), or ``calm_max``; after a fall to the back it starts at once."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+
     cfg = load_config('robots.yaml')
-    joints = dict.fromkeys(nao(0).joint_names, 0.0)
-
-    def fall(direction: str, rolling_s: float) -> float:
-        """Lie ``direction`` (still rolling for ``rolling_s``); return when the get-up started."""
-        core = MotionCore(nao(0), cfg)
-        forces = {'lf': (0.0, 0.0, 0.0), 'rf': (0.0, 0.0, 0.0)}
-        for k in range(300):
-            t = 0.02 * k
-            rolling = 0.06 <= t < rolling_s  # (the first readings still: the fall detector starts from them)
-            gyro = (0.0, 1.5, 0.0) if rolling else (0.0, 0.0, 0.0)  # about the axis it lies along
-            core.on_imu(t, gyro, lying(direction), wall=0.0, forces=forces)
-            core.step(t, joints, wall=0.0)
-            if core.is_getup:
-                return t
-        return math.inf
-
     calm = cfg['nao']['fall']
-    side = fall('left', 1.0)
+    side, skill = _side_fall(cfg, 'left', 1.0, robot_type)
     assert 1.0 + calm['calm_s'] - 0.03 <= side <= 1.0 + calm['calm_s'] + 0.1
-    assert fall('left', 60.0) == pytest.approx(calm['calm_max'], abs=0.15)  # it never calms down
-    assert fall('back', 1.0) < 0.3
+    assert skill == 'GETUP_BACK'
+    never = _side_fall(cfg, 'left', 60.0, robot_type)[0]  # it never calms down
+    assert never == pytest.approx(calm['calm_max'], abs=0.15)
+    assert _side_fall(cfg, 'back', 1.0, robot_type)[0] < 0.3
+
+
+@pytest.mark.parametrize('direction', ['left', 'right'])
+@pytest.mark.parametrize('robot_type', [0, 1, 4])
+def test_nao_side_fall_plays_its_side_getup_at_once(robot_type: int, direction: str) -> None:
+    """After a side fall types 0, 1 and 4 play ``GETUP_SIDE`` as soon as the fall is confirmed, even while the
+    body still rolls (no calm wait; session 31): the skill itself holds the pose the body lands in."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+
+    started, skill = _side_fall(load_config('robots.yaml'), direction, 60.0, robot_type)
+    assert started < 0.3
+    assert skill == 'GETUP_SIDE'

@@ -536,13 +536,31 @@ def test_nao_getup_skills_resolve_per_type_within_limits(robot_type: int) -> Non
     """The shipped get-ups resolve against defaultParams.txt + the type's file and stay within its joint ranges."""
     registry = engine.load_nao_registry(robot_type)
     robot = nao(robot_type)
-    for name in ('GETUP_FRONT', 'GETUP_BACK'):
+    for name in ('GETUP_FRONT', 'GETUP_BACK', 'GETUP_SIDE'):
         player = registry.player(name, robot)
         steps = list(run(player, dict.fromkeys(robot.joint_names, 0.0)))
         assert steps[-1][2], f'{name} did not finish'
         for _, targets, _ in steps:
             for j, v in targets.items():
                 assert robot.by_name[j].lower - 1e-9 <= v <= robot.by_name[j].upper + 1e-9, (name, j, v / D2R)
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+def test_nao_side_getup_is_symmetric_and_ends_where_the_back_getup_starts(robot_type: int) -> None:
+    """GETUP_SIDE serves both sides (its targets are their own mirror image), is short, and ends in the back
+    get-up's first pose (stand legs, arms at the sides): the motion node plays GETUP_BACK after it."""
+    registry = engine.load_nao_registry(robot_type)
+    robot = nao(robot_type)
+    steps = list(run(registry.player('GETUP_SIDE', robot), dict.fromkeys(robot.joint_names, 0.0)))
+    for _, targets, _ in steps:
+        for j, v in targets.items():
+            sign = -1.0 if j in skl.FLIPPED_JOINTS else 1.0
+            assert targets[skl.MIRROR_JOINT[j]] == pytest.approx(sign * v, abs=1e-9), j
+    assert 0.0 < registry['GETUP_SIDE'].duration <= 2.0
+    final, back = steps[-1][1], registry['GETUP_BACK'].states[0]
+    first = {j: v for c in back.commands if isinstance(c, skl.SetTarget) for j, v in c.targets}
+    for j in ('llj3', 'llj4', 'llj5', 'rlj3', 'rlj4', 'rlj5', 'laj1', 'raj1'):
+        assert final[j] == pytest.approx(first[j], abs=1e-9), j
 
 
 def test_nao_skill_parameter_files_override_in_order(tmp_path: Path) -> None:
