@@ -198,6 +198,8 @@ def check_args(args: argparse.Namespace) -> None:
         if args.server == 'simspark':
             raise ValueError('--monitor-interval is for RCSSServerMJ')
         check_monitor_interval(args.monitor_interval)
+    if args.record and Path(args.record).exists():  # before a server starts: the recorder would refuse it then
+        raise ValueError(f'--record {args.record}: it exists already; the bag needs a new directory')
 
 
 def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:

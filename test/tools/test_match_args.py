@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from robocup3d_tools.match import check_args, main, match_parser
@@ -44,6 +46,16 @@ def test_bad_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) 
     assert main(['--server', 'simspark', '--halves', '3']) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ['robocup3d match: rcssserver3d plays 1 or 2 halves, not 3']
+
+
+def test_a_bag_directory_that_exists_is_refused_before_a_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to end in the recorder's traceback after rcssserver3d and the players had started."""
+    (tmp_path / 'bag').mkdir()
+    assert main(['--server', 'simspark', '--record', str(tmp_path / 'bag'), '--opponent-cmd', 'x {host} {port}']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'exists already' in err[0], err
 
 
 def test_opponent_command_placeholders() -> None:
