@@ -82,3 +82,29 @@ def test_summary_prints_each_players_cpu_per_cycle_since_the_kick_off() -> None:
     rows = {line.split()[0]: line.split() for line in format_result(r).splitlines() if line.startswith('/')}
     assert rows['/A/p1'][5] == '3.00'
     assert rows['/B/p1'][5] == '?'
+
+
+def test_a_ros_teardown_that_hangs_is_left_behind_and_the_match_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a 5-minute rcssserver3d half the observer's ``destroy_node`` blocked for good in a Fast DDS publisher's
+    deletion, with rcssserver3d still running and no summary printed. A teardown held up here (a real node whose
+    ``destroy_node`` waits on an event) is given up after the timeout; released, it completes."""
+    pytest.importorskip('rclpy')
+    import os  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from robocup3d_tools.match import _DiagnosticsWatcher  # noqa: PLC0415
+
+    watcher = _DiagnosticsWatcher(
+        {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_DOMAIN_ID': os.environ.get('ROS_DOMAIN_ID', '0')}
+    )
+    release, destroy = threading.Event(), watcher.node.destroy_node
+    monkeypatch.setattr(watcher.node, 'destroy_node', lambda: (release.wait(), destroy()))
+    start = time.monotonic()
+    assert watcher.close(timeout=0.3) is False
+    assert time.monotonic() - start < 2.0
+    release.set()  # the teardown left behind completes: the node and its context go down
+    end = time.monotonic() + 5.0
+    while watcher._context.ok() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not watcher._context.ok()
