@@ -31,10 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--distance', type=float, default=10.0)
     ap.add_argument('--realtime', action='store_true')
+    ap.add_argument('--player-arg', action='append', default=[], help='one more player argument (repeatable)')
     args = ap.parse_args(argv)
     rows = []
     kind = {'server': args.server, 'robot_type': args.robot_type, 'fast': not args.realtime}
-    session = SimSession(args.robot, player_args=('--world-model',), **kind)
+    session = SimSession(args.robot, player_args=('--world-model', *args.player_arg), **kind)
     with session as s:
         for i in range(args.runs):
             y = 1.5 * (i - args.runs // 2)

@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar=('MIN', 'MAX'),
         help='m: a target this far beyond the ball (uniform in MIN-MAX, towards the goal) instead of the goal centre',
     )
+    ap.add_argument('--player-arg', action='append', default=[], help='one more player argument (repeatable)')
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     head = f'{"start m":>8}{"bearing":>8}  {"outcome":<12}{"kick at s":>10}{"ball at kick":>14}{"m/s":>6}'
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     kicked, dirs, times, falls, misses, up = 0, [], [], 0, [], 0
     server = 'simspark' if args.robot == 'nao' else 'mujoco'
     ball_at, goal_at = BALL[server], GOAL[server]
-    with SimSession(args.robot, server=server, player_args=('--world-model',)) as s:
+    with SimSession(args.robot, server=server, player_args=('--world-model', *args.player_arg)) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
             yaw = rng.uniform(-0.5, 0.5)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,9 @@ class MatchResult:
     stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls; fouls on RCSSServerMJ
 
 
+CLOSE_TIMEOUT = 10.0  # s the observer's ROS teardown may take before it is left behind
+
+
 class _DiagnosticsWatcher:
     """Collects the bridges' ``/diagnostics`` (cycles, late replies, latency) in this process."""
 
@@ -84,10 +88,19 @@ class _DiagnosticsWatcher:
         while time.monotonic() < end:
             self._executor.spin_once(timeout_sec=min(0.05, max(0.0, end - time.monotonic())))
 
-    def close(self) -> None:
-        self._executor.shutdown()
-        self.node.destroy_node()
-        self._rclpy.try_shutdown(context=self._context)
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> bool:
+        """Tear the node and its context down; False when that hung for ``timeout`` s and was left behind (a Fast
+        DDS publisher's deletion blocked for good after a 5-minute rcssserver3d half, session 31)."""
+
+        def teardown() -> None:
+            self._executor.shutdown()
+            self.node.destroy_node()
+            self._rclpy.try_shutdown(context=self._context)
+
+        worker = threading.Thread(target=teardown, name='match-observer-close', daemon=True)
+        worker.start()
+        worker.join(timeout)
+        return not worker.is_alive()
 
 
 def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
@@ -198,6 +211,8 @@ def check_args(args: argparse.Namespace) -> None:
         if args.server == 'simspark':
             raise ValueError('--monitor-interval is for RCSSServerMJ')
         check_monitor_interval(args.monitor_interval)
+    if args.record and Path(args.record).exists():  # before a server starts: the recorder would refuse it then
+        raise ValueError(f'--record {args.record}: it exists already; the bag needs a new directory')
 
 
 def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
@@ -261,10 +276,10 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag
         for r in runners:
             r.stop()
-        if watcher is not None:
-            watcher.close()
         if server is not None:
             stop_process(server)
+        if watcher is not None and not watcher.close():
+            log(f'the /diagnostics observer did not close within {CLOSE_TIMEOUT:g} s (ROS teardown): left behind')
         result.wall_time = time.monotonic() - t0
     return result
 

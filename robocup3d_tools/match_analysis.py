@@ -8,6 +8,7 @@ metres in the world frame (field centre, +x towards the right goal).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ __all__ = [
     'goals_from_games',
     'interpolate',
     'localization_error',
+    'mark_contact',
     'possession',
     'speeds',
     'walking_speed',
@@ -59,10 +61,12 @@ class Kick:
 
 @dataclass(frozen=True)
 class Fall:
-    """A fall seen in the torso height: when it went down, when it was up again (None: never)."""
+    """A fall seen in the torso height: when it went down, when it was up again (None: never), and whether an
+    opponent was within :data:`CONTACT_RADIUS` as it began (None: not known; :func:`mark_contact`)."""
 
     t: float
     t_up: float | None
+    contact: bool | None = None
 
     @property
     def getup_time(self) -> float | None:
@@ -292,6 +296,43 @@ def detect_falls(t: np.ndarray, z: np.ndarray, down: float = 0.5, up: float = 0.
     return falls
 
 
+CONTACT_RADIUS = 0.8  # m: an opponent this near a robot as its fall began makes it a fall in contact
+CONTACT_LOOKBACK = 0.6  # s before the torso is seen low (a fall takes that long to bring it down)
+_NEAREST_GAP = 1.0  # s: a position sampled further from the time asked is not known then
+
+
+def _position_at(t: np.ndarray, xy: np.ndarray, when: float) -> np.ndarray | None:
+    """The sample of ``xy`` (n, 2) nearest ``when`` if one lies within :data:`_NEAREST_GAP` s of it."""
+    if len(t) == 0:
+        return None
+    i = int(np.clip(np.searchsorted(t, when), 1, len(t) - 1)) if len(t) > 1 else 0
+    if len(t) > 1 and abs(t[i - 1] - when) < abs(t[i] - when):
+        i -= 1
+    return xy[i] if abs(t[i] - when) <= _NEAREST_GAP else None
+
+
+def mark_contact(
+    falls: list[Fall],
+    own: tuple[np.ndarray, np.ndarray],
+    opponents: list[tuple[np.ndarray, np.ndarray]],
+    radius: float = CONTACT_RADIUS,
+    lookback: float = CONTACT_LOOKBACK,
+) -> list[Fall]:
+    """``falls`` with ``contact`` set: an opponent within ``radius`` m of the robot ``lookback`` s before each fall
+    (``own`` and each of ``opponents``: times and ground positions). None where the robot's place is not known."""
+    out = []
+    for fall in falls:
+        when = fall.t - lookback
+        me = _position_at(*own, when)
+        if me is None:
+            out.append(fall)
+            continue
+        near = [_position_at(t, xy, when) for t, xy in opponents]
+        contact = any(p is not None and float(np.hypot(*(p - me))) < radius for p in near)
+        out.append(dataclasses.replace(fall, contact=contact))
+    return out
+
+
 def walking_speed(
     t: np.ndarray, xy: np.ndarray, window: float = 1.0, moving: float = 0.05, beam: float = 2.5
 ) -> tuple[float, float, float]:
@@ -380,6 +421,10 @@ def analyze(data: object, reach: float = 2.0) -> Analysis:
         diag = data.diagnostics.get(p, [])
         st.cpu, st.latency = _cpu(diag), _latency(diag)
         players[p] = st
+    for p, st in players.items():  # falls in contact with an opponent
+        if p in truth_xy and st.side is not None:
+            others = [truth_xy[q] for q in truth_xy if sides.get(q) not in (None, st.side)]
+            st.falls = mark_contact(st.falls, truth_xy[p], others)
     return Analysis(
         start=data.start,
         end=data.end,

@@ -438,6 +438,14 @@ def summary_text(a: Analysis, data: object) -> str:
         f'kicks:      {len(a.kicks)} ({shots} shots)'
         + (': ' + ', '.join(f'{n} {o}' for o, n in sorted(outcomes.items())) if outcomes else '')
     )
+    falls = []
+    for side in ('left', 'right'):
+        mine = [f for st in a.players.values() if st.side == side for f in st.falls]
+        if mine:
+            known = [f for f in mine if f.contact is not None]
+            falls.append(f'{side} {len(mine)} ({sum(f.contact for f in known)} of {len(known)} with an opponent near)')
+    if falls:
+        lines.append('falls:      ' + ', '.join(falls))
     width = [max(len(r[i]) for r in [_PLAYER_HEAD, *_player_rows(a)]) for i in range(len(_PLAYER_HEAD))]
     for r in [_PLAYER_HEAD, *_player_rows(a)]:
         lines.append('  ' + '  '.join(c.ljust(w) for c, w in zip(r, width, strict=True)).rstrip())

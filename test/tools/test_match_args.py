@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from robocup3d_tools.match import check_args, main, match_parser
@@ -46,6 +48,16 @@ def test_bad_arguments_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) 
     assert err == ['robocup3d match: rcssserver3d plays 1 or 2 halves, not 3']
 
 
+def test_a_bag_directory_that_exists_is_refused_before_a_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to end in the recorder's traceback after rcssserver3d and the players had started."""
+    (tmp_path / 'bag').mkdir()
+    assert main(['--server', 'simspark', '--record', str(tmp_path / 'bag'), '--opponent-cmd', 'x {host} {port}']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'exists already' in err[0], err
+
+
 def test_opponent_command_placeholders() -> None:
     cmd = format_command('./start.sh {host} {port} {team} --mon {monitor_port} {{literal}}', '127.0.0.1', 3, 4, 'B')
     assert cmd == './start.sh 127.0.0.1 3 B --mon 4 {literal}'
@@ -70,3 +82,29 @@ def test_summary_prints_each_players_cpu_per_cycle_since_the_kick_off() -> None:
     rows = {line.split()[0]: line.split() for line in format_result(r).splitlines() if line.startswith('/')}
     assert rows['/A/p1'][5] == '3.00'
     assert rows['/B/p1'][5] == '?'
+
+
+def test_a_ros_teardown_that_hangs_is_left_behind_and_the_match_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a 5-minute rcssserver3d half the observer's ``destroy_node`` blocked for good in a Fast DDS publisher's
+    deletion, with rcssserver3d still running and no summary printed. A teardown held up here (a real node whose
+    ``destroy_node`` waits on an event) is given up after the timeout; released, it completes."""
+    pytest.importorskip('rclpy')
+    import os  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    from robocup3d_tools.match import _DiagnosticsWatcher  # noqa: PLC0415
+
+    watcher = _DiagnosticsWatcher(
+        {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST', 'ROS_DOMAIN_ID': os.environ.get('ROS_DOMAIN_ID', '0')}
+    )
+    release, destroy = threading.Event(), watcher.node.destroy_node
+    monkeypatch.setattr(watcher.node, 'destroy_node', lambda: (release.wait(), destroy()))
+    start = time.monotonic()
+    assert watcher.close(timeout=0.3) is False
+    assert time.monotonic() - start < 2.0
+    release.set()  # the teardown left behind completes: the node and its context go down
+    end = time.monotonic() + 5.0
+    while watcher._context.ok() and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not watcher._context.ok()
