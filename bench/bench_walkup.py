@@ -45,7 +45,7 @@ def _p90(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--robot', default='T1', help='T1 or K1 (RCSSServerMJ), or nao (rcssserver3d, type 0)')
+    ap.add_argument('--robot', default='T1', help='T1 or K1 (RCSSServerMJ), or nao (rcssserver3d, --type)')
     ap.add_argument('--kick', default='long')
     ap.add_argument('--trials', type=int, default=5)
     ap.add_argument('--seed', type=int, default=3)
@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar=('MIN', 'MAX'),
         help='m: a target this far beyond the ball (uniform in MIN-MAX, towards the goal) instead of the goal centre',
     )
+    ap.add_argument('--type', dest='robot_type', type=int, default=0, help='the Nao type (rcssserver3d)')
     ap.add_argument('--player-arg', action='append', default=[], help='one more player argument (repeatable)')
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     kicked, dirs, times, falls, misses, up = 0, [], [], 0, [], 0
     server = 'simspark' if args.robot == 'nao' else 'mujoco'
     ball_at, goal_at = BALL[server], GOAL[server]
-    with SimSession(args.robot, server=server, player_args=('--world-model', *args.player_arg)) as s:
+    extra = {'robot_type': args.robot_type} if server == 'simspark' else {}
+    with SimSession(args.robot, server=server, player_args=('--world-model', *args.player_arg), **extra) as s:
         for i in range(args.trials):
             d, a = rng.uniform(1.0, 3.0), rng.uniform(-1.2, 1.2)
             yaw = rng.uniform(-0.5, 0.5)
