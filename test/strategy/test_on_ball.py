@@ -173,17 +173,3 @@ def test_a_set_play_never_passes_with_a_kick_of_chosen_length() -> None:
     assert choose((0.0, 0.0), kicks=(PASS,), mates=mates).reason == 'pass 4'  # in play it would
     c = choose((0.0, 0.0), kicks=(PASS, NAO_KICK), mates=mates, set_play=True)
     assert c.request.kick != 'pass'
-
-
-@pytest.mark.parametrize('robot_type', range(5))
-def test_a_nao_clears_and_takes_set_plays_with_a_kick_it_stays_up_after(robot_type: int) -> None:
-    """The quick kick, kicked from the walk as in play, went 1.2-2.6 m (mean) and 4-5 of 8 walk-ups fell or ended
-    down (types 0, 2, 4; session 31); its model once said 4.5 m from a settled stand, so the Nao cleared and kicked
-    off with it. The far kick of the shipped kick model is an upright one of 3 m or more, or none."""
-    from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config  # noqa: PLC0415
-    from robocup3d_strategy.on_ball import far_kick, kick_reaches  # noqa: PLC0415
-
-    kicks = kick_reaches(ball_skills_for(load_kicks_config(), 'nao', robot_type, 'simspark').kicks)
-    far = far_kick(kicks)
-    assert far is None or (far.name != 'quick' and not far.falls and far.distance >= 3.0), far
-    assert robot_type == 3 or far is not None  # type 3's kicks go 2.3 m: it dribbles
