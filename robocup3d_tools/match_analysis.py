@@ -121,10 +121,11 @@ class Analysis:
 
 def interpolate(t: np.ndarray, values: np.ndarray, at: np.ndarray, max_gap: float = 0.25) -> np.ndarray:
     """``values`` (n, k) sampled at ``t`` linearly interpolated at ``at``; nan outside or across gaps > max_gap."""
-    values = np.asarray(values, dtype=float).reshape(len(t), -1)
-    out = np.full((len(at), values.shape[1]), np.nan)
-    if len(t) < 2:
+    values = np.asarray(values, dtype=float)
+    out = np.full((len(at), values.shape[1] if values.ndim == 2 else 1), np.nan)
+    if len(t) < 2:  # none or one sample (an empty track included)
         return out
+    values = values.reshape(len(t), -1)
     for k in range(values.shape[1]):
         out[:, k] = np.interp(at, t, values[:, k])
     i = np.clip(np.searchsorted(t, at), 1, len(t) - 1)
@@ -298,17 +299,7 @@ def detect_falls(t: np.ndarray, z: np.ndarray, down: float = 0.5, up: float = 0.
 
 CONTACT_RADIUS = 0.8  # m: an opponent this near a robot as its fall began makes it a fall in contact
 CONTACT_LOOKBACK = 0.6  # s before the torso is seen low (a fall takes that long to bring it down)
-_NEAREST_GAP = 1.0  # s: a position sampled further from the time asked is not known then
-
-
-def _position_at(t: np.ndarray, xy: np.ndarray, when: float) -> np.ndarray | None:
-    """The sample of ``xy`` (n, 2) nearest ``when`` if one lies within :data:`_NEAREST_GAP` s of it."""
-    if len(t) == 0:
-        return None
-    i = int(np.clip(np.searchsorted(t, when), 1, len(t) - 1)) if len(t) > 1 else 0
-    if len(t) > 1 and abs(t[i - 1] - when) < abs(t[i] - when):
-        i -= 1
-    return xy[i] if abs(t[i] - when) <= _NEAREST_GAP else None
+CONTACT_GAP = 1.0  # s: positions sampled further apart than this are not known in between (sync-mode monitors)
 
 
 def mark_contact(
@@ -322,13 +313,13 @@ def mark_contact(
     (``own`` and each of ``opponents``: times and ground positions). None where the robot's place is not known."""
     out = []
     for fall in falls:
-        when = fall.t - lookback
-        me = _position_at(*own, when)
-        if me is None:
+        when = np.array([fall.t - lookback])
+        me = interpolate(*own, when, CONTACT_GAP)[0]
+        if np.isnan(me).any():
             out.append(fall)
             continue
-        near = [_position_at(t, xy, when) for t, xy in opponents]
-        contact = any(p is not None and float(np.hypot(*(p - me))) < radius for p in near)
+        near = [interpolate(t, xy, when, CONTACT_GAP)[0] for t, xy in opponents]
+        contact = any(float(np.hypot(*(p - me))) < radius for p in near if not np.isnan(p).any())
         out.append(dataclasses.replace(fall, contact=contact))
     return out
 
