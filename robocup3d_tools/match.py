@@ -103,6 +103,12 @@ class _DiagnosticsWatcher:
         return not worker.is_alive()
 
 
+def close_watcher(watcher: _DiagnosticsWatcher | None, log: callable) -> None:
+    """Close ``watcher`` if there is one, with a line in ``log`` when its teardown was left behind."""
+    if watcher is not None and not watcher.close():
+        log(f'the /diagnostics observer did not close within {CLOSE_TIMEOUT:g} s (ROS teardown): left behind')
+
+
 def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
     return TeamConfig('mujoco', name, '127.0.0.1', port, tuple(PlayerConfig(u, robot) for u in range(1, players + 1)))
 
@@ -278,8 +284,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             r.stop()
         if server is not None:
             stop_process(server)
-        if watcher is not None and not watcher.close():
-            log(f'the /diagnostics observer did not close within {CLOSE_TIMEOUT:g} s (ROS teardown): left behind')
+        close_watcher(watcher, log)
         result.wall_time = time.monotonic() - t0
     return result
 

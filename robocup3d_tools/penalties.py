@@ -25,7 +25,7 @@ from pathlib import Path
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
 from robocup3d_perception.field import field_for
-from robocup3d_tools.match import CLOSE_TIMEOUT, _DiagnosticsWatcher, _team, _wait, _wait_players
+from robocup3d_tools.match import _DiagnosticsWatcher, _team, _wait, _wait_players, close_watcher
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_runner import TeamRunner
@@ -194,8 +194,7 @@ def run_shootout(args: argparse.Namespace, log: callable = print) -> Shootout:
         for r in runners:
             r.stop()
         stop_process(server)
-        if watcher is not None and not watcher.close():
-            log(f'the /diagnostics observer did not close within {CLOSE_TIMEOUT:g} s (ROS teardown): left behind')
+        close_watcher(watcher, log)
     return result
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos
-from robocup3d_tools.match import CLOSE_TIMEOUT, MatchResult, _DiagnosticsWatcher, _wait, _wait_players, play_halves
+from robocup3d_tools.match import MatchResult, _DiagnosticsWatcher, _wait, _wait_players, close_watcher, play_halves
 from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
 from robocup3d_tools.recorder import start_recorder
@@ -160,7 +160,6 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         for r in runners:
             r.stop()
         stop_process(server, timeout=0)  # it ignores SIGTERM
-        if watcher is not None and not watcher.close():
-            log(f'the /diagnostics observer did not close within {CLOSE_TIMEOUT:g} s (ROS teardown): left behind')
+        close_watcher(watcher, log)
         result.wall_time = time.monotonic() - t0
     return result
