@@ -161,4 +161,4 @@ class WorldState:
     side: str
     pose: RobotPose
     ball: BallModel
-    players: tuple[PlayerEstimate, ...] = ()
+    players: tuple[PlayerEstimate, ...] = ()  # as of the last cycle with a See or a teammate's report

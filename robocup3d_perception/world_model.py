@@ -35,7 +35,14 @@ from robocup3d_perception.field import FieldModel
 from robocup3d_perception.orientation import OrientationFilter
 from robocup3d_perception.particle_filter import LocatorParameters, SelfLocator
 from robocup3d_perception.player_tracker import PlayerTracker, PlayerTrackerParameters
-from robocup3d_perception.representations import CycleInput, LevelObservations, RobotPose, WorldState, frozen_array
+from robocup3d_perception.representations import (
+    CycleInput,
+    LevelObservations,
+    PlayerEstimate,
+    RobotPose,
+    WorldState,
+    frozen_array,
+)
 from robocup3d_perception.vision_geometry import CameraModel, in_view, shift_level
 
 __all__ = ['HISTORY_S', 'MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'module_order']
@@ -123,6 +130,7 @@ class WorldModel:
         # dead-reckoned pose (x, y, yaw in a drifting frame) and, per cycle, what a late See needs
         self._dead = (0.0, 0.0, 0.0)
         self._past: deque[tuple[float, np.ndarray, dict, float, tuple[float, float, float]]] = deque()
+        self._players: tuple[PlayerEstimate, ...] = ()  # as of the last See or report (predicted to then)
 
     def update(self, inp: CycleInput) -> WorldState:
         """Run all modules on one cycle's input; return the new world state.
@@ -196,12 +204,14 @@ class WorldModel:
         seen = level is not None and level.ball is not None
         if inp.play_mode in CENTRE_SPOT_MODES and not seen and self.ball.cp > CENTRE_SPOT_LOST**2:
             self.ball.place(now, 0.0, 0.0, CENTRE_SPOT_SIGMA)
+        if level is not None or inp.reports or not self._players:  # they change with a See or a report only
+            self._players = self.players.estimates(now, inp.team)
         return WorldState(
             time=now,
             side=inp.side,
             pose=self._pose(now, pose, cov, share),
             ball=self.ball.model(now),
-            players=self.players.estimates(now, inp.team),
+            players=self._players,
         )
 
     def _look_for_ball(self, now: float, pose: np.ndarray, yaw_sigma: float, level: LevelObservations) -> None:
