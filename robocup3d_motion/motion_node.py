@@ -38,6 +38,7 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
@@ -727,7 +728,9 @@ class MotionNode(Node):
         self.audience = Audience(self)  # who listens, without asking the graph each cycle
         self.pub_cmd = self.audience.publisher(JointState, 'joint_commands', 1)
         self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
-        self.pub_state = self.create_publisher(String, 'motion_state', LATCHED)
+        self.pub_state = self.audience.publisher(String, 'motion_state', LATCHED)
+        self._state_listeners: list[Callable[[dict], None]] = []  # nodes of this process (attach_state_listener)
+        self._state_heard = False  # whether anyone outside them listened at the last state
         self.pub_odom = self.audience.publisher(Odometry, 'odom', 10)  # the walk's velocity (twist only)
         self._odom = Odometry()
         self._odom.header.frame_id = 'odom'
@@ -764,12 +767,29 @@ class MotionNode(Node):
         names = list(self.robot.joint_names)
         self.pub_gains.publish(JointState(name=names, position=[kp[n] for n in names], velocity=[kd[n] for n in names]))
 
+    def attach_state_listener(self, take: Callable[[dict], None]) -> None:
+        """Hand every ``motion_state`` to ``take`` (a node of this process) as a dict, without DDS.
+
+        With a listener attached the topic is published only while someone subscribes to it (at once
+        when one appears, so a latecomer has the state it would have had from the latched topic).
+        """
+        self._state_listeners.append(take)
+
     def _publish_state(self, force: bool = False) -> None:
         c = self.core
         key = (c.skill, c.is_getup, c.state.fallen, c.state.direction, c.imu_ok, c.getups, c.error)
-        if force or key != self._last_state or self._cycle % 25 == 0:  # on change, and twice a second
-            self._last_state = key
-            self.pub_state.publish(String(data=json.dumps(c.state_dict(), sort_keys=True)))
+        heard = not self._state_listeners or self.audience.listened(self.pub_state)
+        if heard and not self._state_heard:
+            force = True  # a new subscriber: it gets the state now
+        self._state_heard = heard
+        if not (force or key != self._last_state or self._cycle % 25 == 0):  # on change, and twice a second
+            return
+        self._last_state = key
+        state = c.state_dict()
+        for take in self._state_listeners:
+            take(state)
+        if heard:
+            self.pub_state.publish(String(data=json.dumps(state, sort_keys=True)))
 
     def _publish_odom(self, stamp: object) -> None:
         """The walk's velocity estimate, for the world model's particle filter (if anyone listens)."""

@@ -82,7 +82,7 @@ class StrategyNode(Node):
         self.pub_request = self.audience.publisher(String, 'motion_request', 10)
         self.pub_state = self.create_publisher(String, 'strategy_state', LATCHED)
         self._state: tuple | None = None
-        self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
+        self._motion_sub = self.create_subscription(String, 'motion_state', self._on_motion_state, LATCHED)
         self.pub_beam = self.create_publisher(Pose2D, 'beam', 1)
         self.create_subscription(String, 'game_state', self._on_game_state, LATCHED)
         self.create_subscription(String, '/penalty', self._on_penalty, LATCHED)
@@ -179,8 +179,18 @@ class StrategyNode(Node):
         except ValueError:
             return
         if isinstance(state, dict):
-            self._task = state.get('task') if isinstance(state.get('task'), dict) else None
-            self._fallen = bool(state.get('fallen') or state.get('getup'))
+            self.take_motion_state(state)
+
+    def take_motion_state(self, state: dict) -> None:
+        """Motion's state (as ``motion_state`` carries it): the task under way, and whether we are down."""
+        self._task = state.get('task') if isinstance(state.get('task'), dict) else None
+        self._fallen = bool(state.get('fallen') or state.get('getup'))
+
+    def attach_motion(self, watch: Callable[[Callable[[dict], None]], None]) -> None:
+        """Take motion's state straight from a motion node of this process (``watch(take)`` registers
+        ``take``), not from the ``motion_state`` topic."""
+        self.destroy_subscription(self._motion_sub)
+        watch(self.take_motion_state)
 
     def _decide(self, now: float) -> None:
         """Take a role and send motion the task it asks for, if it is a new one."""

@@ -180,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         if local and made.get('world_model') is not None:
             node.attach_world_model(made['world_model'])
-        if local:  # say and motion requests straight to the bridge and motion, without DDS
+        if local:  # say and motion requests straight to the bridge and motion, and motion's state back, without DDS
             node.attach_local(made['bridge'].say, made['motion'].request)
+            node.attach_motion(made['motion'].attach_state_listener)
         return node
 
     def world_model(**kw: object) -> WorldModelNode:

@@ -70,3 +70,41 @@ def test_without_a_local_bridge_say_and_requests_go_through_the_topics(strategy)
     node._send(node.pub_request, node._local_request, '{"kind": "goto"}')
     _spin(executor, lambda: bool(got))
     assert got == ['{"kind": "goto"}']
+
+
+def test_motion_state_goes_straight_to_the_strategy_and_onto_the_topic_only_for_a_listener(strategy) -> None:
+    """The composed player: motion's state reaches strategy as a dict; a latecomer on the latched topic gets it."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: PLC0415
+
+    from robocup3d_motion.motion_node import MotionNode  # noqa: PLC0415
+
+    node, listener, executor = strategy
+    motion = MotionNode(
+        namespace=node.get_namespace(),
+        parameter_overrides=[Parameter('server', value='mujoco'), Parameter('robot', value='T1')],
+        context=node.context,
+    )
+    executor.add_node(motion)
+    try:
+        node.attach_motion(motion.attach_state_listener)
+        sent = []
+        publish = motion.pub_state.publish
+        motion.pub_state.publish = lambda m: (sent.append(m.data), publish(m))
+        motion.request('{"kind": "goto", "x": 1.0, "y": 0.5, "id": 7}')
+        assert node._task is not None and node._task.get('kind') == 'goto'  # taken at once, no spin
+        assert sent == []  # nobody outside the process listens: nothing built or sent
+
+        got = []
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
+        listener.create_subscription(
+            String, f'{node.get_namespace()}/motion_state', lambda m: got.append(m.data), latched
+        )
+        _spin(executor, lambda: motion.audience.listened(motion.pub_state))
+        motion._publish_state()  # the next cycle: the newcomer gets the state although it did not change
+        _spin(executor, lambda: bool(got))
+        assert len(sent) == 1 and '"goto"' in got[-1]
+    finally:
+        executor.remove_node(motion)
+        motion.destroy_node()
