@@ -7,11 +7,12 @@ evaluations run at once as tasks on Ray (a local Ray, or a cluster with ``--addr
 own server, player and ROS domain; a task lost with its worker is run again. What is searched, and over which range,
 is data: ``config/optimize.yaml`` (``--space FILE`` for another).
 
-Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``, ``lineup``) search a walk set of
-``config/walk.yaml``; a candidate's score is the sum over its tasks: the speed from standstill,
+Walk tasks (``forward``, ``sideways``, ``turn``, ``square``, ``random``, ``lineup``, ``goto``) search a walk set
+of ``config/walk.yaml``; a candidate's score is the sum over its tasks: the speed from standstill,
 with penalties for a fall (and how early it came) and for drift; a random course
 (``--course-seconds`` long, one per ``--course-seeds``) scores its falls, a lining-up course (as many) its
-falls and creep. The best set so far is
+falls and creep, a go-to course (as many) minus the metres per second gained on its targets, and
+:data:`GOTO_FALL` per fall. The best set so far is
 written to ``--out`` after every generation as a walk file (``robocup3d player --walk-config FILE``).
 
 Get-up tasks (``getup-front``, ``getup-back``, ``getup-side``) search the get-up skill (the Nao's
@@ -77,7 +78,8 @@ def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[
     return dict(space)
 
 
-WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random', 'lineup')
+WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random', 'lineup', 'goto')
+GOTO_FALL = 0.1  # score per fall on a go-to course, on top of the time its get-up took (m/s)
 TASKS = WALK_TASKS + GETUP_TASKS + KICK_TASKS
 FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
 
@@ -141,6 +143,8 @@ def score(result: dict, seconds: float) -> float:
     task = result.get('task', 'forward')
     if task == 'random':
         return float(result['falls'])
+    if task == 'goto':  # minus the metres gained on the targets per second; a fall costs its get-up and GOTO_FALL
+        return -result['forward'] / max(result['seconds'], 1e-6) + GOTO_FALL * float(result['falls'])
     if task == 'lineup':
         extra = result.get('extra', {})
         return float(result['falls']) + 10.0 * (extra.get('creep') or 0.0) + 2.0 * (extra.get('creep_turn') or 0.0)
@@ -187,7 +191,7 @@ def task_jobs(tasks: Sequence[str], seconds: float, course_seconds: float, cours
     """The runs that score a candidate: each task once, a random or lining-up course once per seed."""
     jobs: list[Job] = []
     for task in tasks:
-        if task in ('random', 'lineup'):
+        if task in ('random', 'lineup', 'goto'):
             jobs += [(task, course_seconds, seed) for seed in course_seeds]
         else:
             jobs.append((task, seconds, 1))

@@ -15,6 +15,9 @@ and measures what the robot really did (the torso's ground truth from the server
 * ``stops``: five stops from walking flat out straight ahead: ``seconds`` of it (plus 0-0.4 s, so the
   stops come at different phases of the step), then ``cmd_vel`` 0 for 4 s; the robot is put upright
   before each; ``extra['run_on']`` is how far it went on after each stop command;
+* ``goto``: seeded go-to targets 1-4 m apart with any heading (:func:`goto_targets`), each sent as a
+  ``walk_target`` until the robot stands on it or 20 s pass, for ``seconds``; a fallen robot gets up by
+  itself; ``speed`` is the straight-line distance gained on the targets per second, ``extra['reached']``;
 * ``lineup``: a seeded course of a kick's lining-up steps (:mod:`robocup3d_tools.lineup`, ``seconds`` of
   them after the arrival) and 4 s of stepping in place; falls are counted (the robot is put upright and
   the course goes on); ``extra``: ``creep`` (m/s off the commanded displacement), ``creep_turn``
@@ -118,6 +121,8 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         return _square(session, start, speed or 0.3, side=max(1.0, seconds))
     if task == 'random':
         return _random_course(session, start, seconds, seed)
+    if task == 'goto':
+        return _goto_course(session, start, seconds, seed)
     raise ValueError(f'unknown task {task!r}; tasks: {", ".join(TASKS)}')
 
 
@@ -272,7 +277,70 @@ def _lineup(session: SimSession, seconds: float, seed: int) -> TaskResult:
     return TaskResult('lineup', total, falls + still_falls, 0.0, 0.0, 0.0, 0.0, extra)
 
 
-TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops', 'lineup')
+GOTO_REACH = (0.25, 0.3)  # m, rad: a go-to's target counts as reached this near, in position and heading
+GOTO_LIMIT = 20.0  # s for one go-to; then the next
+GOTO_FIELD = (-12.0, 12.0, -8.0, 8.0)  # x, y bounds the targets keep within (the field, a metre inside)
+
+
+def goto_targets(seed: int, n: int, start: tuple[float, float, float]) -> list[tuple[float, float, float]]:
+    """``n`` seeded go-to targets (field x, y, heading), each 1-4 m from the last one in any direction, with any
+    heading, kept in :data:`GOTO_FIELD`: what a player's positioning asks of the walk in a match."""
+    rng = random.Random(seed)
+    x, y, _ = start
+    out = []
+    for _ in range(n):
+        d, a = rng.uniform(1.0, 4.0), rng.uniform(-math.pi, math.pi)
+        x = min(max(x + d * math.cos(a), GOTO_FIELD[0]), GOTO_FIELD[1])
+        y = min(max(y + d * math.sin(a), GOTO_FIELD[2]), GOTO_FIELD[3])
+        out.append((x, y, rng.uniform(-math.pi, math.pi)))
+    return out
+
+
+def _goto_course(session: SimSession, start: Pose, seconds: float, seed: int) -> TaskResult:
+    """Seeded go-to targets one after the other for ``seconds`` (see the module doc).
+
+    A coach (this harness, which knows the true pose) sends the target as a ``walk_target`` relative to the
+    robot every half second, as the strategy's go-to does; the robot gets up by itself after a fall (the
+    get-up's time counts). ``forward``: the straight-line metres the targets were brought nearer by (a target
+    not reached counts what was gained on it); ``extra``: ``reached``, ``times`` (s per reached target).
+    """
+    traj: list[Pose] = []
+    targets = goto_targets(seed, 100, (start.x, start.y, start.yaw))
+    gained, falls, reached, times = 0.0, 0, 0, []
+    end = session.cycles + round(seconds / CYCLE)
+    for gx, gy, heading in targets:
+        if session.cycles >= end:
+            break
+        p = session.pose
+        first = math.hypot(gx - p.x, gy - p.y)
+        began, down = session.cycles, False
+        limit = min(end, began + round(GOTO_LIMIT / CYCLE))
+        while session.cycles < limit:
+            p = session.pose
+            dx, dy = gx - p.x, gy - p.y
+            err = _unwrap(heading - p.yaw)
+            if p.up >= 0.5 and math.hypot(dx, dy) < GOTO_REACH[0] and abs(err) < GOTO_REACH[1]:
+                reached += 1
+                times.append(round((session.cycles - began) * CYCLE, 2))
+                break
+            if p.up < 0.5 and not down:
+                falls += 1
+            down = p.up < 0.5
+            cr, sr = math.cos(p.yaw), math.sin(p.yaw)
+            session.walk_to(cr * dx + sr * dy, -sr * dx + cr * dy, err)
+            for _ in range(25):
+                session.wait_cycles(1)
+                traj.append(session.pose)
+        p = session.pose
+        gained += first - math.hypot(gx - p.x, gy - p.y)
+    session.velocity(0.0, 0.0, 0.0)
+    walked = (session.cycles - (end - round(seconds / CYCLE))) * CYCLE
+    m = _measure('goto', traj, start, False)
+    extra = {'end': asdict(session.pose), 'reached': reached, 'times': times}
+    return TaskResult('goto', walked, falls, gained, 0.0, m.turned, m.path, extra)
+
+
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops', 'lineup', 'goto')
 
 
 def main(argv: list[str] | None = None) -> int:

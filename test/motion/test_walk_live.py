@@ -65,6 +65,16 @@ def test_t1_lines_up_on_a_course_of_small_steps_and_creeps_stepping_in_place(t1:
     assert result.extra['creep'] > 0.0 and result.extra['lean'] > 0.0
 
 
+def test_t1_gains_on_a_seeded_course_of_go_to_targets(t1: SimSession) -> None:
+    """``walk_tasks --task goto``: targets 1-4 m apart with any heading, as positioning asks in a match."""
+    result = run_task(t1, 'goto', 0.0, 30.0, seed=1)
+    print(f'T1 goto: {result.as_dict()}')
+    assert result.task == 'goto' and result.seconds >= 30.0
+    assert result.extra['reached'] >= 1 and len(result.extra['times']) == result.extra['reached']
+    assert result.forward > 1.0  # metres gained on the targets (straight line)
+    assert result.path >= result.forward
+
+
 @pytest.mark.parametrize(
     'target',
     [(1.5, 0.0, 0.0), (1.2, 0.8, 0.8), (1.0, -1.0, -1.2)],

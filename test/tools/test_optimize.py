@@ -104,3 +104,26 @@ def test_one_generation_on_the_real_server_writes_a_walk_file_the_player_loads(t
     best = min(trace, key=lambda r: r['score'])
     assert sets['positioning'].period == pytest.approx(best['params']['period'], abs=1e-4)
     assert 0.18 <= sets['positioning'].period <= 0.5  # inside the search range
+
+
+def test_goto_courses_score_the_metres_gained_per_second_and_a_fall_costs_more() -> None:
+    from robocup3d_tools.optimize import GOTO_FALL  # noqa: PLC0415
+
+    jobs = task_jobs(['goto'], 10.0, 40.0, [1, 2])
+    assert jobs == [('goto', 40.0, 1), ('goto', 40.0, 2)]
+    course = {'task': 'goto', 'seconds': 40.0, 'forward': 8.0, 'lateral': 0.0, 'turned': 0.0, 'falls': 0}
+    assert score(course, 40.0) == pytest.approx(-0.2)
+    assert score(dict(course, falls=1), 40.0) == pytest.approx(-0.2 + GOTO_FALL)
+    assert score(dict(course, forward=10.0), 40.0) < score(course, 40.0)
+
+
+def test_goto_targets_are_seeded_1_to_4_m_apart_and_stay_on_the_field() -> None:
+    from robocup3d_tools.walk_tasks import GOTO_FIELD, goto_targets  # noqa: PLC0415
+
+    targets = goto_targets(3, 200, (-6.0, 0.0, 0.0))
+    assert targets == goto_targets(3, 200, (-6.0, 0.0, 0.0)) != goto_targets(4, 200, (-6.0, 0.0, 0.0))
+    x0, x1, y0, y1 = GOTO_FIELD
+    assert all(x0 <= x <= x1 and y0 <= y <= y1 and -math.pi <= h <= math.pi for x, y, h in targets)
+    before = [(-6.0, 0.0, 0.0), *targets[:-1]]
+    steps = [math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in zip(before, targets, strict=True)]
+    assert max(steps) <= 4.0 + 1e-9 and sorted(steps)[len(steps) // 2] > 1.0  # clipped at the edges only
