@@ -167,20 +167,6 @@ class KickSpec(Section):
         a = math.radians(self.angle_deg)
         return a if foot == 'right' else -a
 
-    def predict(
-        self, ball: tuple[float, float], heading: float, distance: float | None = None
-    ) -> tuple[tuple[float, float], float, float]:
-        """Where a kick of ``ball`` towards ``heading`` (rad) ends, mean; with its sd along and across (m).
-
-        ``distance``: the length a kick of chosen length is asked for (its strength read off the curve)."""
-        s = self.strength
-        if s is not None and distance is not None:
-            d, sd = s.at(s.for_distance(distance))
-        else:
-            d, sd = self.distance.mean, self.distance.sd
-        across = d * math.radians(self.direction_sd_deg)
-        return (ball[0] + d * math.cos(heading), ball[1] + d * math.sin(heading)), sd, across
-
 
 class DribbleSpec(Section):
     """Walking the ball: where it sits in front of the feet, how fast, how far it may stray."""

@@ -115,14 +115,3 @@ def test_the_nao_pass_kick_plays_kick_var_with_the_strength_for_the_distance() -
 @pytest.mark.parametrize('robot_type', [1, 3])
 def test_nao_types_that_fall_after_a_soft_kick_var_have_no_pass_kick(robot_type: int) -> None:
     assert 'pass' not in ball_skills_for(load_kicks_config(), 'nao', robot_type, 'simspark').kicks
-
-
-def test_the_kick_model_predicts_a_kick_of_chosen_length_where_it_was_asked_to_go() -> None:
-    spec = load_kicks_config()['T1'].kicks['pass']
-    (x, y), sd, across = spec.predict((1.0, 2.0), math.pi / 2, distance=5.0)
-    assert (x, y) == pytest.approx((1.0, 7.0)) and 0.0 < sd < spec.distance.mean / 2
-    assert across == pytest.approx(5.0 * math.radians(spec.direction_sd_deg))
-    (x, _), _, _ = spec.predict((0.0, 0.0), 0.0)  # no length asked: the kick's own model
-    assert x == pytest.approx(spec.distance.mean)
-    (x, _), _, _ = spec.predict((0.0, 0.0), 0.0, distance=50.0)  # beyond the curve: its longest
-    assert x == pytest.approx(spec.strength.curve[-1][1])
