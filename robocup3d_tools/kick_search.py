@@ -9,7 +9,7 @@ get-ups' (:mod:`robocup3d_tools.getup_search`):
 * T1/K1 (RCSSServerMJ): ``FRAME.t`` and ``FRAME.JOINT`` of ``kick_<long|quick>.yaml`` (the
   right-foot kick; the left one is its mirror image, so it follows); a candidate is a whole skill
   file that replaces the shipped one (with its mirror);
-* the in-walk kick (``kick-walk``, T1/K1): the swing and walk-up values of ``config/kicks.yaml``'s
+* the in-walk kick (``kick-walk``, T1/K1/Nao): the swing and walk-up values of ``config/kicks.yaml``'s
   ``walk`` kick (:class:`WalkKickSpace`), each within its ``bounds``; a candidate is a whole kicks
   file the player reads (``--kicks-config``), and its trials are walk-ups from 0.8-1.4 m.
 
@@ -162,7 +162,7 @@ def kick_space(
     model = load_optimize_config(config).kick.get(robot)
     if kick == 'walk':
         walk_space = model.model_dump() if model is not None else {}
-        if robot == 'nao' or not (names or walk_space.get('walk')):
+        if not (names or walk_space.get('walk')):
             raise ConfigError(f'{config}: no in-walk kick search space for {robot} (kick.{robot}.walk)')
         return walk_kick_space(robot, tuple(names) or tuple(walk_space['walk']), walk_space)
     space = model.model_dump() if model is not None else {}

@@ -215,6 +215,20 @@ def test_an_in_walk_kick_candidate_is_a_kicks_file_the_player_loads_with_its_val
         kick_space('kick-walk', 'K1')
 
 
+def test_the_naos_in_walk_kick_is_searchable_and_every_corner_loads_for_every_type(tmp_path: Path) -> None:
+    """``robocup3d optimize --server simspark --task kick-walk``: the Nao's in-walk kick as a kicks file."""
+    from robocup3d_motion.kick_config import ball_skills_for  # noqa: PLC0415
+
+    space = kick_space('kick-walk', 'nao', 0)
+    assert {'reach', 'slow', 'ball_x', 'near', 'far'} <= set(space.names)
+    for corner in (0.0, 1.0):
+        path = str(space.write([corner] * len(space.names), tmp_path / f'c{corner}'))
+        for robot_type in range(5):  # every type takes the nao section's walk kick
+            kick = ball_skills_for(load_kicks_config(path), 'nao', robot_type, 'simspark').kicks['walk']
+            assert kick.walk.window[0] < kick.walk.window[1] and not kick.stop
+    assert load_kicks_config()['nao'].kicks['walk'].fall_rate == 1.0  # the strategy leaves it alone as shipped
+
+
 def test_a_keyframe_step_may_be_given_per_name_or_per_joint() -> None:
     path = DATA_DIR / 'T1' / 'kick_long.yaml'
     names = ('0.t', '0.llj1', '2.rlj1', '3.rlj1', '5.llj1')
