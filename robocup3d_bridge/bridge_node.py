@@ -4,7 +4,7 @@ Publishes (in the player's namespace): ``joint_states``, ``imu``,
 ``foot_contacts/<foot>`` (SimSpark), ``vision/objects``, ``vision/ball``,
 ``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
 ``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``record/cycle`` (if
-``publish_raw`` and ``local_motion``: the recorder's messages of 5 cycles in one,
+``publish_raw`` and ``local_motion``: the recorder's messages of a few cycles in one,
 :mod:`robocup3d_bridge.cycle_record`), ``/clock`` (if ``publish_clock``) and ``/diagnostics`` once a
 second. All but ``game_state``, ``/clock`` and ``/diagnostics`` are built only while someone subscribes;
 the percept topics come from :class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder
@@ -120,7 +120,7 @@ class BridgeNode(Node):
         # (publish_raw false) there is no such topic: a recorder then subscribes to the percept topics
         self.pub_raw_in = aud.publisher(String, 'raw/percept', 50) if self.publish_raw else None
         self.pub_raw_out = aud.publisher(String, 'raw/action', 50) if self.publish_raw else None
-        # a composed player's messages for a recorder, 5 cycles in one (the world model and motion add theirs)
+        # a composed player's messages for a recorder, a few cycles in one (the world model and motion add theirs)
         self.record = cycle_record.for_namespace(self.get_namespace())
         bundle = self.publish_raw and local_motion
         self.pub_record = aud.publisher(UInt8MultiArray, cycle_record.TOPIC, 50) if bundle else None
@@ -244,7 +244,7 @@ class BridgeNode(Node):
                 self._contained('listener', 'cycle listener failed', exc)
         if record.active:
             try:
-                if record.end_cycle() >= cycle_record.BATCH_CYCLES:
+                if record.end_cycle():
                     self.pub_record.publish(UInt8MultiArray(data=record.take()))
             except Exception as exc:  # noqa: BLE001 - recording must not stop the server link
                 self._contained('record', 'publishing the cycle record failed', exc)

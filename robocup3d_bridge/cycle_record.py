@@ -5,16 +5,20 @@ A recorder in another process costs a player about 0.1-0.2 ms of CPU for every m
 ``raw/percept``, ``raw/action``, the world model's ``pose``, ``ball`` and ``players``, and motion's
 ``odom``. In a composed player (bridge, motion and world model in one process, ``local_motion``) the
 bridge offers the topic :data:`TOPIC` instead: while someone subscribes to it, every node of the player
-adds those messages here, serialized, as it makes them in the cycle, and the bridge sends the messages of
-:data:`BATCH_CYCLES` cycles as one ``std_msgs/UInt8MultiArray``: every message, a tenth of the sends (a
-message costs the sender about the same whatever its size, ``bench/bench_record.py``). The recorder
+adds those messages here as it makes them in the cycle, and the bridge sends the messages of
+``batch_cycles`` cycles as one ``std_msgs/UInt8MultiArray`` (``config/recording.yaml``: 5; a send costs the
+player about the same whatever its size). ``pose``, ``ball`` and ``players`` go in only on the cycles
+whose server time is a multiple of ``belief_period_cycles`` (5: 10 Hz; :meth:`CycleRecord.beliefs_due`);
+``raw/percept``, ``raw/action`` and ``odom``, the inputs of ``replay --rerun``, every cycle. The recorder
 unpacks it (:func:`unpack`) and writes each message on its own topic, as if it had subscribed to it; it
-gets them up to 0.1 s later than that way, and a stopped player's last cycles (fewer than
-:data:`BATCH_CYCLES`) are not sent. Live subscribers of ``pose`` and the others (rviz, a test) still get
-those topics, at full rate, as before.
+gets them up to a batch later than that way, and a stopped player's last cycles (less than a batch) are
+not sent. Live subscribers of ``pose`` and the others (rviz, a test) still get those topics at every
+cycle, as before.
 
-An entry is ``(topic in the namespace, type, payload)``: the message's CDR bytes as rclpy serializes them,
-but for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`).
+An entry is ``(topic in the namespace, type, payload)``: the message's CDR bytes as rclpy serializes them;
+for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`); for ``odom`` (:data:`TWIST`) the stamp
+and the walk's velocity, ``<qddd``: ns, vx, vy, wz (:func:`odometry_fields`), which the recorder makes
+into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only).
 
 The record is found by the player's namespace (:func:`for_namespace`), so the nodes need not know each
 other; nodes in other processes have a record of their own that is never active, and publish as before.
@@ -26,17 +30,33 @@ import struct
 import threading
 from typing import Any
 
-__all__ = ['BATCH_CYCLES', 'BUNDLED', 'TEXT', 'TOPIC', 'CycleRecord', 'for_namespace', 'pack', 'unpack']
+from robocup3d_bridge.config_files import ConfigError, load_config
 
-#: the topic in the player's namespace (std_msgs/UInt8MultiArray, one a cycle while subscribed)
+__all__ = [
+    'BUNDLED',
+    'ODOM_FRAMES',
+    'TEXT',
+    'TOPIC',
+    'TWIST',
+    'CycleRecord',
+    'for_namespace',
+    'odometry_fields',
+    'pack',
+    'unpack',
+]
+
+#: the topic in the player's namespace (std_msgs/UInt8MultiArray, one a batch while subscribed)
 TOPIC = 'record/cycle'
 #: the topics (in the player's namespace) whose messages travel in the record, and nowhere else for it
 BUNDLED = ('raw/percept', 'raw/action', 'pose', 'ball', 'players', 'odom')
 
-#: cycles whose messages go in one record/cycle message (0.1 s of server time)
-BATCH_CYCLES = 5
 #: the type whose payload is the UTF-8 text, not CDR (``raw/percept``, ``raw/action``, ``players``)
 TEXT = 'std_msgs/msg/String'
+#: the type of an ``odom`` entry: stamp (ns) and the walk's velocity, not CDR
+TWIST = 'robocup3d/twist'
+#: the frames of motion's ``odom`` (robocup3d_motion.motion_node), for the recorder
+ODOM_FRAMES = ('odom', 'base_footprint')
+_TWIST = struct.Struct('<qddd')
 
 _HEAD = struct.Struct('<HHI')  # len(topic), len(type), len(payload)
 _FIRST = 'raw/percept'  # goes first: a recorder stamps the cycle's messages without a header by it
@@ -68,10 +88,17 @@ def unpack(data: bytes) -> list[tuple[str, str, bytes]]:
     return parts
 
 
+def odometry_fields(payload: bytes) -> tuple[int, float, float, float]:
+    """A :data:`TWIST` entry's stamp (ns) and velocity (vx, vy, wz)."""
+    return _TWIST.unpack(payload)
+
+
 class CycleRecord:
     """The messages of one player's last cycles for the recorder; :attr:`active` while the bridge has a subscriber."""
 
-    def __init__(self) -> None:
+    def __init__(self, batch_cycles: int = 5, belief_period_cycles: int = 5) -> None:
+        self.batch_cycles = max(1, batch_cycles)
+        self.belief_period = max(1, belief_period_cycles)
         self.active = False  # set by the bridge at each cycle's start
         self._parts: list[tuple[str, str, bytes]] = []  # this cycle's
         self._done: list[tuple[str, str, bytes]] = []  # the cycles ended since the last take()
@@ -90,6 +117,14 @@ class CycleRecord:
             msgtype = self._types[cls] = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
         self._add((topic, msgtype, self._serialize(msg)))
 
+    def beliefs_due(self, t: float) -> bool:
+        """Whether the cycle at server time ``t`` (s) takes ``pose``, ``ball`` and ``players``."""
+        return round(t * 50.0) % self.belief_period == 0
+
+    def add_twist(self, topic: str, stamp_ns: int, vx: float, vy: float, wz: float) -> None:
+        """The walk's velocity at ``stamp_ns`` for ``topic`` (``odom``), into this cycle's record."""
+        self._add((topic, TWIST, _TWIST.pack(stamp_ns, vx, vy, wz)))
+
     def add_text(self, topic: str, text: str) -> None:
         """A ``std_msgs/String`` with ``text`` for ``topic``, into this cycle's record."""
         self._add((topic, TEXT, text.encode()))
@@ -101,13 +136,13 @@ class CycleRecord:
             else:
                 self._parts.append(entry)
 
-    def end_cycle(self) -> int:
-        """End this cycle (its ``raw/percept`` first); how many cycles the record now holds."""
+    def end_cycle(self) -> bool:
+        """End this cycle (its ``raw/percept`` first); whether a batch is full (:meth:`take` it)."""
         with self._lock:
             self._done += self._parts
             self._parts = []
             self.cycles += 1
-            return self.cycles
+            return self.cycles >= self.batch_cycles
 
     def take(self) -> bytes:
         """The ended cycles' messages, packed (:func:`pack`); the record starts empty again."""
@@ -126,9 +161,14 @@ _records_lock = threading.Lock()
 
 
 def for_namespace(namespace: str) -> CycleRecord:
-    """The record of the player in ``namespace`` in this process (made on first use)."""
+    """The record of the player in ``namespace`` in this process (made on first use, as ``recording.yaml`` says)."""
     with _records_lock:
         rec = _records.get(namespace)
         if rec is None:
-            rec = _records[namespace] = CycleRecord()
+            cfg = load_config('recording.yaml')  # ConfigError (a ValueError) names a bad file
+            try:
+                rec = CycleRecord(int(cfg['batch_cycles']), int(cfg['belief_period_cycles']))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ConfigError(f'recording.yaml: batch_cycles and belief_period_cycles, integers ({exc})') from None
+            _records[namespace] = rec
         return rec

@@ -787,7 +787,7 @@ class MotionNode(Node):
         if listened:
             self.pub_odom.publish(m)
         if record:  # a recorder takes it in the bridge's record/cycle (robocup3d_bridge.cycle_record)
-            self.record.add('odom', m)
+            self.record.add_twist('odom', stamp.sec * 1_000_000_000 + stamp.nanosec, vx, vy, wz)
 
     def _on_targets(self, msg: JointState) -> None:
         """Optional external pose targets (rad); unknown names are refused, not guessed."""

@@ -20,7 +20,7 @@ busy the machine; ``joint_states``, ``imu``, ``vision/objects``, ``odom`` and ``
 Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
 topics are then built only while someone else subscribes to them (rviz, a test), and ``pose``, ``ball``
-and ``players`` also while the bridge of this process has a recorder
+and ``players`` also while the bridge of this process has a recorder, on the cycles it takes them
 (:mod:`robocup3d_bridge.cycle_record`): they then go to it in the bridge's ``record/cycle``.
 
 What the node feeds the core between and in its cycles (joints, walk odometry, game state, heard
@@ -231,7 +231,9 @@ class WorldModelNode(Node):
                 take(view)
         # messages for the listeners outside this process (all of them when nothing takes the view)
         every = not self._listeners
-        record = self.record if self.record.active else None  # the recorder's copy, in the bridge's record
+        # the recorder's copy, in the bridge's record, on the cycles it takes them (recording.yaml)
+        due = self.record.active and state.time is not None and self.record.beliefs_due(state.time)
+        record = self.record if due else None
         pose_out = every or self.audience.listened(self.pub_pose)
         if pose_out or self._tf is not None or record:
             pose = conv.pose_msg(state, stamp, self.frame)

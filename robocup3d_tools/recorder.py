@@ -236,6 +236,23 @@ class _Messages:
         msgtype = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
         return msgtype, self.recode(msgtype, serialize_message(msg))
 
+    def twist(self, ns: int, vx: float, vy: float, wz: float) -> bytes:
+        """Motion's ``odom`` (nav_msgs/Odometry: the walk's velocity, the twist only) at ``ns``."""
+        t = self.t
+        frame, child = cycle_record.ODOM_FRAMES
+        v3 = t['geometry_msgs/msg/Vector3']
+        zero = np.zeros(36)
+        pose = t['geometry_msgs/msg/PoseWithCovariance'](
+            pose=t['geometry_msgs/msg/Pose'](position=self.point(0.0, 0.0, 0.0), orientation=self.quat((0, 0, 0, 1))),
+            covariance=zero,
+        )
+        twist = t['geometry_msgs/msg/TwistWithCovariance'](
+            twist=t['geometry_msgs/msg/Twist'](linear=v3(x=vx, y=vy, z=0.0), angular=v3(x=0.0, y=0.0, z=wz)),
+            covariance=zero,
+        )
+        msg = t['nav_msgs/msg/Odometry'](header=self.header(ns, frame), child_frame_id=child, pose=pose, twist=twist)
+        return self.store.serialize_cdr(msg, 'nav_msgs/msg/Odometry')
+
     def recode(self, msgtype: str, data: bytes) -> bytes:
         """rclpy's CDR bytes of a ``msgtype`` message decoded and encoded again (zero padding, true length)."""
         msgdef = self.store.get_msgdef(msgtype)
@@ -493,11 +510,12 @@ class Recorder:
             if rest != 'raw/percept' and self._excluded(rest):
                 continue
             try:
-                clean = (
-                    self.msgs.string(payload.decode())
-                    if msgtype == cycle_record.TEXT
-                    else self.msgs.recode(msgtype, payload)
-                )
+                if msgtype == cycle_record.TEXT:
+                    clean = self.msgs.string(payload.decode())
+                elif msgtype == cycle_record.TWIST:
+                    msgtype, clean = 'nav_msgs/msg/Odometry', self.msgs.twist(*cycle_record.odometry_fields(payload))
+                else:
+                    clean = self.msgs.recode(msgtype, payload)
             except Exception as exc:  # noqa: BLE001
                 print(f'record: {namespace}/{rest}: unreadable in {cycle_record.TOPIC} ({exc})', file=sys.stderr)
                 continue
