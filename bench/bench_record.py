@@ -3,10 +3,15 @@
 One team of T1 on RCSSServerMJ in sync mode (the server waits for every player, so the figures do
 not depend on keeping real time), run for ``--seconds`` of server time, interleaved, ``--repeat``
 times each: without a recorder (``off``); recorded as ``match --record`` does (``rebuilt``: the
-recorder builds the players' percept topics from their ``raw/percept`` and subscribes best effort
-to most of the rest); and recorded the old way (``subscribed``, ``robocup3d record --no-rebuild
---reliable``: the recorder subscribes reliably to every topic, so the players build and send them
-all). Players publish ``raw/percept`` and ``raw/action`` in every kind (as under ``match --record``).
+recorder builds the players' percept topics from their ``raw/percept``, takes ``raw/percept``,
+``raw/action``, ``pose``, ``ball``, ``players`` and ``odom`` from each player's ``record/cycle``, and
+subscribes best effort to most of the rest); the same with a subscription per topic instead of
+``record/cycle`` (``per-topic``, ``robocup3d record --per-topic``: the way before it); and recorded the
+old way (``subscribed``, ``robocup3d record --no-rebuild --reliable``: the recorder subscribes reliably
+to every topic, so the players build and send them all). Players publish ``raw/percept`` and
+``raw/action`` in every kind (as under ``match --record``). ``--kinds`` picks some of them; each
+``--variant NAME=TOPIC,...`` adds a ``per-topic`` kind that also leaves those topics out (where the
+cost goes: ``--kinds off per-topic --variant nobelief=pose,ball,players,odom``).
 Prints per player CPU ms per server second and per cycle, its ratio to ``off``, the recorder's own
 CPU, and the bag's size; the median run of each kind, and with ``--repeat`` > 1 every run's ms per
 cycle (the spread). ``--exclude`` defaults to what ``match --record`` leaves out
@@ -22,6 +27,7 @@ same in each.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +51,7 @@ def run(
     rebuild: bool = True,
     realtime: bool = False,
     reliable: bool = False,
+    per_topic: bool = False,
 ) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
@@ -56,7 +63,15 @@ def run(
         trainer = connect_trainer(mport, Dialect.MUJOCO)
         if record:
             recorder = start_recorder(
-                work / 'bag', [TEAM], mport, work, env, exclude=exclude, rebuild=rebuild, reliable=reliable
+                work / 'bag',
+                [TEAM],
+                mport,
+                work,
+                env,
+                exclude=exclude,
+                rebuild=rebuild,
+                reliable=reliable,
+                per_topic=per_topic,
             )
         team = TeamConfig(
             'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
@@ -100,20 +115,47 @@ def main() -> None:
     )
     p.add_argument('--repeat', type=int, default=1, help='runs of each kind, interleaved; the median is shown')
     p.add_argument('--realtime', action='store_true', help='the server in real time (default: sync mode)')
+    p.add_argument(
+        '--kinds',
+        nargs='*',
+        default=['off', 'per-topic', 'rebuilt', 'subscribed'],
+        help='of off per-topic rebuilt subscribed',
+    )
+    p.add_argument(
+        '--variant',
+        action='append',
+        default=[],
+        metavar='NAME=TOPIC,...',
+        help='one more kind: rebuilt, leaving out these topics besides --exclude (repeatable; for the split)',
+    )
     args = p.parse_args()
-    kinds = (('off', False, True), ('rebuilt', True, True), ('subscribed', True, False))
-    runs: dict[str, list[dict]] = {name: [] for name, _, _ in kinds}
+    # name -> (recorded, rebuilt, per topic, excluded topics)
+    kinds = {
+        k: v
+        for k, v in {
+            'off': (False, True, False, args.exclude),
+            'per-topic': (True, True, True, args.exclude),
+            'rebuilt': (True, True, False, args.exclude),
+            'subscribed': (True, False, True, args.exclude),
+        }.items()
+        if k in args.kinds
+    }
+    for spec in args.variant:
+        name, _, topics = spec.partition('=')
+        kinds[name] = (True, True, True, [*args.exclude, *filter(None, topics.split(','))])
+    runs: dict[str, list[dict]] = {name: [] for name in kinds}
     for _ in range(args.repeat):
-        for name, record, rebuild in kinds:
+        for name, (record, rebuild, per_topic, exclude) in kinds.items():
             work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
             old = not rebuild  # the old way: subscribed, reliably, to everything
             runs[name].append(
-                run(args.players, args.seconds, record, work, args.exclude, rebuild, args.realtime, reliable=old)
+                run(args.players, args.seconds, record, work, exclude, rebuild, args.realtime, old, per_topic)
             )
-    rows = [(name, _median_run(runs[name])) for name, _, _ in kinds]
+    rows = [(name, _median_run(runs[name])) for name in kinds]
     base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])
     mode = 'real time' if args.realtime else 'sync mode'
     print(f'recorded topics: all but {" ".join(args.exclude) or "none"}; median of {args.repeat} run(s) each; {mode}')
+    print(f'load average: {" ".join(f"{x:.1f}" for x in os.getloadavg())}')
     print(
         f'{"recording":<11}{"server s":>9}{"wall s":>8}{"player CPU ms/s (each)":>28}'
         f'{"ms/cycle":>10}{"ratio":>7}{"recorder ms/s":>15}{"bag MB":>8}'
@@ -125,8 +167,10 @@ def main() -> None:
             f'{name:<11}{r["span"]:>9.1f}{r["wall"]:>8.1f}{each:>28}{mean * 1000 / 50:>10.2f}{mean / base:>7.2f}'
             f'{r["recorder"] * 1000:>15.0f}{r.get("bag_mb", 0.0):>8.2f}'
         )
+    for spec in args.variant:
+        print(f'{spec.partition("=")[0]:<11}also leaves out: {spec.partition("=")[2]}')
     if args.repeat > 1:
-        for name, _, _ in kinds:
+        for name in kinds:
             each = ' '.join(f'{sum(r["players"]) / len(r["players"]) * 1000 / 50:.2f}' for r in runs[name])
             print(f'{name:<11}every run, ms/cycle: {each}')
 

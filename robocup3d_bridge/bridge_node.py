@@ -3,10 +3,12 @@
 Publishes (in the player's namespace): ``joint_states``, ``imu``,
 ``foot_contacts/<foot>`` (SimSpark), ``vision/objects``, ``vision/ball``,
 ``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
-``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``/clock`` (if
-``publish_clock``) and ``/diagnostics`` once a second. All but ``game_state``, ``/clock`` and
-``/diagnostics`` are built only while someone subscribes; the percept topics come from
-:class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder also uses.
+``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``record/cycle`` (if
+``publish_raw`` and ``local_motion``: the recorder's messages of a few cycles in one,
+:mod:`robocup3d_bridge.cycle_record`), ``/clock`` (if ``publish_clock``) and ``/diagnostics`` once a
+second. All but ``game_state``, ``/clock`` and ``/diagnostics`` are built only while someone subscribes;
+the percept topics come from :class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder
+also uses.
 Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
 kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
 ``say`` (String).
@@ -31,10 +33,11 @@ from geometry_msgs.msg import PointStamped, Pose2D, PoseStamped, WrenchStamped
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import String
+from std_msgs.msg import String, UInt8MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from robocup3d_bridge import conversions as conv
+from robocup3d_bridge import cycle_record
 from robocup3d_bridge.agent_loop import AgentLoop
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.join_gate import JoinGate
@@ -117,6 +120,10 @@ class BridgeNode(Node):
         # (publish_raw false) there is no such topic: a recorder then subscribes to the percept topics
         self.pub_raw_in = aud.publisher(String, 'raw/percept', 50) if self.publish_raw else None
         self.pub_raw_out = aud.publisher(String, 'raw/action', 50) if self.publish_raw else None
+        # a composed player's messages for a recorder, a few cycles in one (the world model and motion add theirs)
+        self.record = cycle_record.for_namespace(self.get_namespace())
+        bundle = self.publish_raw and local_motion
+        self.pub_record = aud.publisher(UInt8MultiArray, cycle_record.TOPIC, 50) if bundle else None
         self._percept_pubs = {
             'joint_states': self.pub_joints,
             'imu': self.pub_imu,
@@ -216,6 +223,8 @@ class BridgeNode(Node):
     def _on_percept(self, p: Percept, raw: str) -> None:
         if self._fail_after and self.loop.stats.cycles >= self._fail_after:
             raise InjectedLinkFault(f'fail_link_after_cycles={self._fail_after}')
+        record = self.record
+        record.active = self.pub_record is not None and self.audience.listened(self.pub_record)
         if self._motion_step is not None:
             try:
                 cmd = self._motion_step(p)
@@ -233,6 +242,14 @@ class BridgeNode(Node):
                 take(p)
             except Exception as exc:  # noqa: BLE001 - a consumer's bug must not stop the server link
                 self._contained('listener', 'cycle listener failed', exc)
+        if record.active:
+            try:
+                if record.end_cycle():
+                    self.pub_record.publish(UInt8MultiArray(data=record.take()))
+            except Exception as exc:  # noqa: BLE001 - recording must not stop the server link
+                self._contained('record', 'publishing the cycle record failed', exc)
+        elif record.cycles:
+            record.clear()  # its recorder left
 
     def _contained(self, where: str, what: str, exc: Exception) -> None:
         if not self.context.ok():  # shutting down (Ctrl-C): publishers are gone, and that is no fault
@@ -250,8 +267,11 @@ class BridgeNode(Node):
         for topic, msg in self.topics.messages(p, self.protocol.side.value, lambda t: self.audience.listened(pubs[t])):
             pubs[topic].publish(msg)
         self._maybe_publish_game(p)
-        if self.pub_raw_in is not None and self.audience.listened(self.pub_raw_in):
-            self.pub_raw_in.publish(String(data=raw))
+        if self.pub_raw_in is not None:
+            if self.audience.listened(self.pub_raw_in):
+                self.pub_raw_in.publish(String(data=raw))
+            if self.record.active:
+                self.record.add_text('raw/percept', raw)
 
     def _maybe_publish_game(self, p: Percept) -> None:
         if p.game is None:
@@ -267,6 +287,8 @@ class BridgeNode(Node):
     def _on_action(self, text: str) -> None:
         if self.audience.listened(self.pub_raw_out):
             self.pub_raw_out.publish(String(data=text))
+        if self.record.active:
+            self.record.add_text('raw/action', text)
 
     # -- ROS -> server ----------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
+from robocup3d_bridge import cycle_record
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.conversions import stamp_from_seconds
@@ -735,6 +736,7 @@ class MotionNode(Node):
         self._odom = Odometry()
         self._odom.header.frame_id = 'odom'
         self._odom.child_frame_id = 'base_footprint'
+        self.record = cycle_record.for_namespace(self.get_namespace())  # a recorder's, when active
         self._lock = threading.Lock()  # the core is stepped from the bridge thread when local
         if not self.local:
             self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
@@ -793,13 +795,19 @@ class MotionNode(Node):
 
     def _publish_odom(self, stamp: object) -> None:
         """The walk's velocity estimate, for the world model's particle filter (if anyone listens)."""
-        if self.core.walk is None or not self.audience.listened(self.pub_odom):
+        if self.core.walk is None:
+            return
+        listened, record = self.audience.listened(self.pub_odom), self.record.active
+        if not (listened or record):
             return
         vx, vy, wz = self.core.walk.odometry
         m = self._odom
         m.header.stamp = stamp
         m.twist.twist.linear.x, m.twist.twist.linear.y, m.twist.twist.angular.z = vx, vy, wz
-        self.pub_odom.publish(m)
+        if listened:
+            self.pub_odom.publish(m)
+        if record:  # a recorder takes it in the bridge's record/cycle (robocup3d_bridge.cycle_record)
+            self.record.add_twist('odom', stamp.sec * 1_000_000_000 + stamp.nanosec, vx, vy, wz)
 
     def _on_targets(self, msg: JointState) -> None:
         """Optional external pose targets (rad); unknown names are refused, not guessed."""

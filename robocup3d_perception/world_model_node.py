@@ -19,7 +19,9 @@ busy the machine; ``joint_states``, ``imu``, ``vision/objects``, ``odom`` and ``
 (what was heard comes with the percept: no executor callback per heard message).
 Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
-topics are then built only while someone else subscribes to them (a recorder, rviz, a test).
+topics are then built only while someone else subscribes to them (rviz, a test), and ``pose``, ``ball``
+and ``players`` also while the bridge of this process has a recorder, on the cycles it takes them
+(:mod:`robocup3d_bridge.cycle_record`): they then go to it in the bridge's ``record/cycle``.
 
 What the node feeds the core between and in its cycles (joints, walk odometry, game state, heard
 reports) is :class:`~robocup3d_perception.feed.WorldModelFeed`, pure Python: ``robocup3d replay BAG
@@ -42,6 +44,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
 
+from robocup3d_bridge import cycle_record
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.conversions import seconds_from_stamp, stamp_from_seconds
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
@@ -102,6 +105,7 @@ class WorldModelNode(Node):
         self.pub_stop = self.audience.publisher(PointStamped, 'ball/stop', 1)
         self.pub_players = self.audience.publisher(String, 'players', 1)
         self.pub_markers = self.audience.publisher(MarkerArray, 'world_model/markers', 1)
+        self.record = cycle_record.for_namespace(self.get_namespace())  # active: a recorder takes this cycle's
         self.local = bool(self.declare_parameter('local', False).value)
         #: the walk's velocity (vx, vy, wz) in local mode, set by the player (None: no walk)
         self.walk_velocity: Callable[[], tuple[float, float, float]] | None = None
@@ -227,20 +231,36 @@ class WorldModelNode(Node):
                 take(view)
         # messages for the listeners outside this process (all of them when nothing takes the view)
         every = not self._listeners
-        if every or self._tf is not None or self.audience.listened(self.pub_pose):
+        # the recorder's copy, in the bridge's record, on the cycles it takes them (recording.yaml)
+        due = self.record.active and state.time is not None and self.record.beliefs_due(state.time)
+        record = self.record if due else None
+        pose_out = every or self.audience.listened(self.pub_pose)
+        if pose_out or self._tf is not None or record:
             pose = conv.pose_msg(state, stamp, self.frame)
-            if every or self.audience.listened(self.pub_pose):
+            if pose_out:
                 self.pub_pose.publish(pose)
+            if record:
+                record.add('pose', pose)
             if self._tf is not None:
                 self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
         if state.ball.valid:
-            if every or self.audience.listened(self.pub_ball):
-                self.pub_ball.publish(conv.ball_msg(state, stamp, self.frame))
+            ball_out = every or self.audience.listened(self.pub_ball)
+            if ball_out or record:
+                ball = conv.ball_msg(state, stamp, self.frame)
+                if ball_out:
+                    self.pub_ball.publish(ball)
+                if record:
+                    record.add('ball', ball)
             if every or self.audience.listened(self.pub_stop):
                 self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
         if seen:
-            if every or self.audience.listened(self.pub_players):
-                self.pub_players.publish(conv.players_msg(state))
+            players_out = every or self.audience.listened(self.pub_players)
+            if players_out or record:
+                players = conv.players_msg(state)
+                if players_out:
+                    self.pub_players.publish(players)
+                if record:
+                    record.add_text('players', players.data)
             if self.publish_markers and self.audience.listened(self.pub_markers):
                 self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
 

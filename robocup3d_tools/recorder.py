@@ -8,7 +8,10 @@ truth; ``--server auto`` tells them apart by the first monitor message. A player
 bridge makes from the server's message alone) are not subscribed to: the recorder builds them from the
 player's ``raw/percept`` with the bridge's own code (:mod:`robocup3d_tools.percept_rebuild`), so that the
 player builds and sends nothing for them (issue #23). A player without ``raw/percept`` (``--no-raw``),
-or ``--no-rebuild``, is subscribed to as before. The bag is written with PyPI
+or ``--no-rebuild``, is subscribed to as before. A composed player offers its ``raw/percept``, ``raw/action``,
+``pose``, ``ball``, ``players`` and ``odom`` of every 5 cycles in one message, ``record/cycle``
+(:mod:`robocup3d_bridge.cycle_record`): the recorder takes that instead of those topics (``--per-topic``: not)
+and writes each message on its own topic, as received. The bag is written with PyPI
 ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
 Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
 rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
@@ -53,6 +56,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robocup3d_bridge import cycle_record
 from robocup3d_bridge.percept_topics import PERCEPT_TOPICS
 from robocup3d_tools.odom_frames import OdomFrames
 from robocup3d_tools.percept_rebuild import PerceptRebuild
@@ -72,11 +76,13 @@ def record_command(
     server: str = 'auto',
     rebuild: bool = True,
     reliable: bool = False,
+    per_topic: bool = False,
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``).
 
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
     ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
+    ``per_topic``: subscribe to each topic, not to the players' ``record/cycle``.
     """
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
     cmd += ['--server', server]
@@ -87,6 +93,8 @@ def record_command(
         cmd += ['--no-rebuild']
     if reliable:
         cmd += ['--reliable']
+    if per_topic:
+        cmd += ['--per-topic']
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
@@ -122,6 +130,7 @@ def start_recorder(
     server: str = 'auto',
     rebuild: bool = True,
     reliable: bool = False,
+    per_topic: bool = False,
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
@@ -129,6 +138,7 @@ def start_recorder(
     ``server``: ``mujoco``, ``simspark`` or ``auto`` (from the first monitor message).
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
     ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
+    ``per_topic``: subscribe to each topic, not to the players' ``record/cycle`` (the way before it).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -146,6 +156,7 @@ def start_recorder(
                 server=server,
                 rebuild=rebuild,
                 reliable=reliable,
+                per_topic=per_topic,
             ),
             env=env,
             stdout=log,
@@ -223,11 +234,31 @@ class _Messages:
 
         cls = type(msg)
         msgtype = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
-        data = serialize_message(msg)
+        return msgtype, self.recode(msgtype, serialize_message(msg))
+
+    def twist(self, ns: int, vx: float, vy: float, wz: float) -> bytes:
+        """Motion's ``odom`` (nav_msgs/Odometry: the walk's velocity, the twist only) at ``ns``."""
+        t = self.t
+        frame, child = cycle_record.ODOM_FRAMES
+        v3 = t['geometry_msgs/msg/Vector3']
+        zero = np.zeros(36)
+        pose = t['geometry_msgs/msg/PoseWithCovariance'](
+            pose=t['geometry_msgs/msg/Pose'](position=self.point(0.0, 0.0, 0.0), orientation=self.quat((0, 0, 0, 1))),
+            covariance=zero,
+        )
+        twist = t['geometry_msgs/msg/TwistWithCovariance'](
+            twist=t['geometry_msgs/msg/Twist'](linear=v3(x=vx, y=vy, z=0.0), angular=v3(x=0.0, y=0.0, z=wz)),
+            covariance=zero,
+        )
+        msg = t['nav_msgs/msg/Odometry'](header=self.header(ns, frame), child_frame_id=child, pose=pose, twist=twist)
+        return self.store.serialize_cdr(msg, 'nav_msgs/msg/Odometry')
+
+    def recode(self, msgtype: str, data: bytes) -> bytes:
+        """rclpy's CDR bytes of a ``msgtype`` message decoded and encoded again (zero padding, true length)."""
         msgdef = self.store.get_msgdef(msgtype)
         decode = msgdef.deserialize_cdr_le if data[1] else msgdef.deserialize_cdr_be
         decoded, _ = decode(data[4:], 0, msgdef.cls, self.store)
-        return msgtype, bytes(self.store.serialize_cdr(decoded, msgtype))
+        return bytes(self.store.serialize_cdr(decoded, msgtype))
 
     def joint_state(self, data: bytes) -> object:
         return self.store.deserialize_cdr(bytes(data), 'sensor_msgs/msg/JointState')
@@ -294,6 +325,8 @@ class Recorder:
         self._subs: dict[str, object] = {}
         # players whose percept topics are rebuilt here from their raw/percept (namespace -> PerceptRebuild)
         self._rebuilds: dict[str, PerceptRebuild] = {}
+        # players whose cycle_record.BUNDLED topics come in their record/cycle (namespaces)
+        self._bundles: set[str] = set()
         self._exclusions: dict[str, bool] = {}  # topic in a player's namespace -> excluded
         self.odom = OdomFrames()
         self.received = 0  # messages taken from the subscriptions
@@ -359,6 +392,8 @@ class Recorder:
         for team in self.teams:
             if topic.startswith(f'/{team}/'):
                 rest = topic.split('/', 3)[-1]  # the topic inside the player's namespace
+                if rest == cycle_record.TOPIC:  # a transport: its messages are written on their own topics
+                    return False
                 if self.writer is None:  # TF only: what it is made of, nothing the players build for us alone
                     return rest in ('joint_states', 'odom', 'game_state')
                 return not self._excluded(rest)
@@ -384,10 +419,18 @@ class Recorder:
         topics = self.node.get_topic_names_and_types()
         if self.args.rebuild and self.writer is not None:
             self._find_rebuilds([topic for topic, _ in topics])
+            if not self.args.per_topic:
+                self._find_bundles([topic for topic, _ in topics])
         for topic, types in topics:
             if topic in self._subs or not types:
                 continue
             rebuild, rest = self._rebuilt(topic)
+            if rebuild is not None and rebuild.namespace in self._bundles:
+                if rest in cycle_record.BUNDLED:
+                    continue  # they come in its record/cycle
+                if rest == cycle_record.TOPIC:
+                    self._subscribe_record(rebuild.namespace, topic)
+                    continue
             if rebuild is not None:
                 if _is_percept_topic(rest):
                     continue  # built here from raw/percept
@@ -426,6 +469,58 @@ class Recorder:
                 cls, topic, lambda data, t=topic, m=msgtype: self._on_message(t, m, data), qos, raw=True
             )
 
+    def _find_bundles(self, topics: list[str]) -> None:
+        """Take the ``record/cycle`` of every player whose percept topics are rebuilt and that offers one.
+
+        Its own subscriptions to the topics that come in it, made before it was seen, end here.
+        """
+        tail = f'/{cycle_record.TOPIC}'
+        for topic in topics:
+            namespace = topic[: -len(tail)]
+            if not topic.endswith(tail) or namespace not in self._rebuilds or namespace in self._bundles:
+                continue
+            self._bundles.add(namespace)
+            took = ', '.join(cycle_record.BUNDLED)
+            print(f'record: {namespace}: {took} from {cycle_record.TOPIC}', file=sys.stderr, flush=True)
+            for old in [f'{namespace}/{rest}' for rest in cycle_record.BUNDLED]:
+                sub = self._subs.pop(old, None)
+                if sub is not None:
+                    self.node.destroy_subscription(sub)
+
+    def _subscribe_record(self, namespace: str, topic: str) -> None:
+        """Subscribe (reliably: it holds ``raw/percept`` and ``odom``, the rerun's inputs) to a player's record."""
+        from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: PLC0415
+        from std_msgs.msg import UInt8MultiArray  # noqa: PLC0415
+
+        qos = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+        self._subs[topic] = self.node.create_subscription(
+            UInt8MultiArray, topic, lambda data, ns=namespace: self._on_record(ns, data), qos, raw=True
+        )
+
+    def _on_record(self, namespace: str, data: bytes) -> None:
+        """A player's messages of its last few cycles: each as if received on its own topic."""
+        self.received += 1
+        try:
+            packed = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/UInt8MultiArray').data
+            parts = cycle_record.unpack(packed.tobytes())
+        except Exception as exc:  # noqa: BLE001 - a bad record is reported, not fatal
+            print(f'record: {namespace}: unreadable {cycle_record.TOPIC} ({exc})', file=sys.stderr)
+            return
+        for rest, msgtype, payload in parts:
+            if rest != 'raw/percept' and self._excluded(rest):
+                continue
+            try:
+                if msgtype == cycle_record.TEXT:
+                    clean = self.msgs.string(payload.decode())
+                elif msgtype == cycle_record.TWIST:
+                    msgtype, clean = 'nav_msgs/msg/Odometry', self.msgs.twist(*cycle_record.odometry_fields(payload))
+                else:
+                    clean = self.msgs.recode(msgtype, payload)
+            except Exception as exc:  # noqa: BLE001
+                print(f'record: {namespace}/{rest}: unreadable in {cycle_record.TOPIC} ({exc})', file=sys.stderr)
+                continue
+            self._dispatch(f'{namespace}/{rest}', msgtype, clean)
+
     def _find_rebuilds(self, topics: list[str]) -> None:
         """Start rebuilding the percept topics of every player of our teams that publishes ``raw/percept``.
 
@@ -446,6 +541,14 @@ class Recorder:
                         self.node.destroy_subscription(sub)
 
     def _on_message(self, topic: str, msgtype: str, data: bytes) -> None:
+        rebuild, rest = self._rebuilt(topic)
+        if rebuild is not None and rebuild.namespace in self._bundles and rest in cycle_record.BUNDLED:
+            self.received += 1
+            return  # from a subscription made before its record/cycle was taken, still queued: it comes there
+        self._dispatch(topic, msgtype, data)
+
+    def _dispatch(self, topic: str, msgtype: str, data: bytes) -> None:
+        """A player's message (subscribed, or from its record/cycle), ``/clock`` or ``/diagnostics``."""
         self.received += 1
         rebuild, rest = self._rebuilt(topic)
         if rebuild is not None:
@@ -779,6 +882,12 @@ def record_parser() -> argparse.ArgumentParser:
         action='store_false',
         help="subscribe to the players' percept topics (joint_states, imu, vision/*, ...) instead of rebuilding "
         'them from raw/percept: the old way, which makes every player build and send them',
+    )
+    p.add_argument(
+        '--per-topic',
+        action='store_true',
+        help="subscribe to each of a player's raw/percept, raw/action, pose, ball, players and odom, not to its "
+        'record/cycle that holds them (one message every 5 cycles): the way before it, which costs the players more',
     )
     p.add_argument(
         '--reliable',

@@ -85,3 +85,33 @@ def test_the_rebuilt_bag_has_the_topics_of_a_subscribed_one(two_bags: tuple[Path
     assert rebuilt.get(f'{NS}/joint_states') == 'sensor_msgs/msg/JointState'
     for topic, msgtype in live.items():  # hear: only what the player heard while the recorder listened
         assert rebuilt.get(topic) == msgtype or topic.endswith('/hear'), (topic, sorted(rebuilt))
+
+
+def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
+    two_bags: tuple[Path, Path, str],
+) -> None:
+    """The default recorder takes ``pose``, ``ball``, ``odom``, ... from the player's ``record/cycle``
+    (``config/recording.yaml``): ``raw/percept`` and ``odom`` of every cycle it recorded, ``pose`` of the cycles
+    whose server time is a multiple of 0.1 s (10 Hz), each equal to what the player published on its topic."""
+    rebuilt_bag, live_bag, log = two_bags
+    assert f'{NS}: raw/percept, raw/action, pose, ball, players, odom from record/cycle' in log
+    rebuilt, live = _messages(rebuilt_bag), _messages(live_bag)
+    assert f'{NS}/record/cycle' not in rebuilt  # a transport, not a topic of the bag
+    cycles = set(rebuilt[f'{NS}/joint_states'])  # rebuilt from raw/percept: one stamp a cycle
+    assert len(cycles) > 200  # 7.5 s of server time: 375 cycles
+    assert len(rebuilt[f'{NS}/raw/percept'][0, 0]) == len(cycles)
+    assert abs(len(rebuilt[f'{NS}/raw/action'][0, 0]) - len(cycles)) <= 2  # a late reply goes in the next record
+    odom = rebuilt[f'{NS}/odom']  # the walk's, every cycle (the rerun's input), none twice
+    assert set(odom) == cycles and all(len(msgs) == 1 for msgs in odom.values())
+    tenths = {(s, ns) for s, ns in cycles if round((s + ns * 1e-9) * 50) % 5 == 0}
+    assert len(tenths) > 40
+    pose = rebuilt[f'{NS}/pose']
+    assert set(pose) == tenths and all(len(msgs) == 1 for msgs in pose.values())
+    assert set(rebuilt[f'{NS}/ball']) <= tenths and rebuilt.get(f'{NS}/players')
+    assert len(live[f'{NS}/pose']) > 2 * len(pose)  # the topic itself: every cycle, for a live subscriber
+    for rest in ('pose', 'ball', 'odom'):
+        ours, theirs = rebuilt[f'{NS}/{rest}'], live[f'{NS}/{rest}']
+        common = sorted(set(ours) & set(theirs))
+        assert len(common) > 30, (rest, len(ours), len(theirs))
+        for stamp in common:
+            assert ours[stamp] == theirs[stamp], (rest, stamp)

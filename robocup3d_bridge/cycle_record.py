@@ -1,0 +1,174 @@
+"""One message every few cycles for a recorder: what a player's nodes would publish for it, packed together.
+
+A recorder in another process costs a player about 0.1-0.2 ms of CPU for every message it sends there
+(DDS, not the building: ``bench/bench_record.py``, issue #23), and it wanted five or six a cycle:
+``raw/percept``, ``raw/action``, the world model's ``pose``, ``ball`` and ``players``, and motion's
+``odom``. In a composed player (bridge, motion and world model in one process, ``local_motion``) the
+bridge offers the topic :data:`TOPIC` instead: while someone subscribes to it, every node of the player
+adds those messages here as it makes them in the cycle, and the bridge sends the messages of
+``batch_cycles`` cycles as one ``std_msgs/UInt8MultiArray`` (``config/recording.yaml``: 5; a send costs the
+player about the same whatever its size). ``pose``, ``ball`` and ``players`` go in only on the cycles
+whose server time is a multiple of ``belief_period_cycles`` (5: 10 Hz; :meth:`CycleRecord.beliefs_due`);
+``raw/percept``, ``raw/action`` and ``odom``, the inputs of ``replay --rerun``, every cycle. The recorder
+unpacks it (:func:`unpack`) and writes each message on its own topic, as if it had subscribed to it; it
+gets them up to a batch later than that way, and a stopped player's last cycles (less than a batch) are
+not sent. Live subscribers of ``pose`` and the others (rviz, a test) still get those topics at every
+cycle, as before.
+
+An entry is ``(topic in the namespace, type, payload)``: the message's CDR bytes as rclpy serializes them;
+for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`); for ``odom`` (:data:`TWIST`) the stamp
+and the walk's velocity, ``<qddd``: ns, vx, vy, wz (:func:`odometry_fields`), which the recorder makes
+into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only).
+
+The record is found by the player's namespace (:func:`for_namespace`), so the nodes need not know each
+other; nodes in other processes have a record of their own that is never active, and publish as before.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from typing import Any
+
+from robocup3d_bridge.config_files import ConfigError, load_config
+
+__all__ = [
+    'BUNDLED',
+    'ODOM_FRAMES',
+    'TEXT',
+    'TOPIC',
+    'TWIST',
+    'CycleRecord',
+    'for_namespace',
+    'odometry_fields',
+    'pack',
+    'unpack',
+]
+
+#: the topic in the player's namespace (std_msgs/UInt8MultiArray, one a batch while subscribed)
+TOPIC = 'record/cycle'
+#: the topics (in the player's namespace) whose messages travel in the record, and nowhere else for it
+BUNDLED = ('raw/percept', 'raw/action', 'pose', 'ball', 'players', 'odom')
+
+#: the type whose payload is the UTF-8 text, not CDR (``raw/percept``, ``raw/action``, ``players``)
+TEXT = 'std_msgs/msg/String'
+#: the type of an ``odom`` entry: stamp (ns) and the walk's velocity, not CDR
+TWIST = 'robocup3d/twist'
+#: the frames of motion's ``odom`` (robocup3d_motion.motion_node), for the recorder
+ODOM_FRAMES = ('odom', 'base_footprint')
+_TWIST = struct.Struct('<qddd')
+
+_HEAD = struct.Struct('<HHI')  # len(topic), len(type), len(payload)
+_FIRST = 'raw/percept'  # goes first: a recorder stamps the cycle's messages without a header by it
+
+
+def pack(parts: list[tuple[str, str, bytes]]) -> bytes:
+    """``(topic in the namespace, type 'pkg/msg/Name', CDR bytes)`` entries as one byte string."""
+    out = []
+    for topic, msgtype, payload in parts:
+        t, m = topic.encode(), msgtype.encode()
+        out += [_HEAD.pack(len(t), len(m), len(payload)), t, m, payload]
+    return b''.join(out)
+
+
+def unpack(data: bytes) -> list[tuple[str, str, bytes]]:
+    """The entries :func:`pack` packed; ``ValueError`` on a truncated record."""
+    parts, at, end = [], 0, len(data)
+    while at < end:
+        if at + _HEAD.size > end:
+            raise ValueError('truncated cycle record')
+        nt, nm, np_ = _HEAD.unpack_from(data, at)
+        at += _HEAD.size
+        if at + nt + nm + np_ > end:
+            raise ValueError('truncated cycle record')
+        topic = bytes(data[at : at + nt]).decode()
+        msgtype = bytes(data[at + nt : at + nt + nm]).decode()
+        parts.append((topic, msgtype, bytes(data[at + nt + nm : at + nt + nm + np_])))
+        at += nt + nm + np_
+    return parts
+
+
+def odometry_fields(payload: bytes) -> tuple[int, float, float, float]:
+    """A :data:`TWIST` entry's stamp (ns) and velocity (vx, vy, wz)."""
+    return _TWIST.unpack(payload)
+
+
+class CycleRecord:
+    """The messages of one player's last cycles for the recorder; :attr:`active` while the bridge has a subscriber."""
+
+    def __init__(self, batch_cycles: int = 5, belief_period_cycles: int = 5) -> None:
+        self.batch_cycles = max(1, batch_cycles)
+        self.belief_period = max(1, belief_period_cycles)
+        self.active = False  # set by the bridge at each cycle's start
+        self._parts: list[tuple[str, str, bytes]] = []  # this cycle's
+        self._done: list[tuple[str, str, bytes]] = []  # the cycles ended since the last take()
+        self.cycles = 0  # cycles in _done
+        self._types: dict[type, str] = {}
+        self._lock = threading.Lock()  # a late reply's raw/action may come from another thread
+        from rclpy.serialization import serialize_message  # noqa: PLC0415 - unpack() (the recorder's) needs no rclpy
+
+        self._serialize = serialize_message
+
+    def add(self, topic: str, msg: Any) -> None:
+        """Serialize ``msg`` (an rclpy message) for ``topic`` (in the player's namespace) into this cycle's record."""
+        cls = type(msg)
+        msgtype = self._types.get(cls)
+        if msgtype is None:
+            msgtype = self._types[cls] = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
+        self._add((topic, msgtype, self._serialize(msg)))
+
+    def beliefs_due(self, t: float) -> bool:
+        """Whether the cycle at server time ``t`` (s) takes ``pose``, ``ball`` and ``players``."""
+        return round(t * 50.0) % self.belief_period == 0
+
+    def add_twist(self, topic: str, stamp_ns: int, vx: float, vy: float, wz: float) -> None:
+        """The walk's velocity at ``stamp_ns`` for ``topic`` (``odom``), into this cycle's record."""
+        self._add((topic, TWIST, _TWIST.pack(stamp_ns, vx, vy, wz)))
+
+    def add_text(self, topic: str, text: str) -> None:
+        """A ``std_msgs/String`` with ``text`` for ``topic``, into this cycle's record."""
+        self._add((topic, TEXT, text.encode()))
+
+    def _add(self, entry: tuple[str, str, bytes]) -> None:
+        with self._lock:
+            if entry[0] == _FIRST:
+                self._parts.insert(0, entry)
+            else:
+                self._parts.append(entry)
+
+    def end_cycle(self) -> bool:
+        """End this cycle (its ``raw/percept`` first); whether a batch is full (:meth:`take` it)."""
+        with self._lock:
+            self._done += self._parts
+            self._parts = []
+            self.cycles += 1
+            return self.cycles >= self.batch_cycles
+
+    def take(self) -> bytes:
+        """The ended cycles' messages, packed (:func:`pack`); the record starts empty again."""
+        with self._lock:
+            parts, self._done, self.cycles = self._done, [], 0
+        return pack(parts)
+
+    def clear(self) -> None:
+        """Forget what the record holds (nobody takes it any more)."""
+        with self._lock:
+            self._parts, self._done, self.cycles = [], [], 0
+
+
+_records: dict[str, CycleRecord] = {}
+_records_lock = threading.Lock()
+
+
+def for_namespace(namespace: str) -> CycleRecord:
+    """The record of the player in ``namespace`` in this process (made on first use, as ``recording.yaml`` says)."""
+    with _records_lock:
+        rec = _records.get(namespace)
+        if rec is None:
+            cfg = load_config('recording.yaml')  # ConfigError (a ValueError) names a bad file
+            try:
+                rec = CycleRecord(int(cfg['batch_cycles']), int(cfg['belief_period_cycles']))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ConfigError(f'recording.yaml: batch_cycles and belief_period_cycles, integers ({exc})') from None
+            _records[namespace] = rec
+        return rec
