@@ -157,6 +157,7 @@ def start_simspark_server(
     if exe is None:
         raise FileNotFoundError('rcssserver3d is not on PATH')
     env = dict(os.environ if env is None else env)
+    run_dir = Path(run_dir).resolve()  # it runs from run_dir: a relative path would be looked for inside itself
     run_dir.mkdir(parents=True, exist_ok=True)
     script = simspark_settings(
         Path(exe),
