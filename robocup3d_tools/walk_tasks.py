@@ -307,7 +307,8 @@ def _goto_course(session: SimSession, start: Pose, seconds: float, seed: int) ->
     traj: list[Pose] = []
     targets = goto_targets(seed, 100, (start.x, start.y, start.yaw))
     gained, falls, reached, times = 0.0, 0, 0, []
-    end = session.cycles + round(seconds / CYCLE)
+    first_cycle = session.cycles
+    end = first_cycle + round(seconds / CYCLE)
     for gx, gy, heading in targets:
         if session.cycles >= end:
             break
@@ -334,7 +335,7 @@ def _goto_course(session: SimSession, start: Pose, seconds: float, seed: int) ->
         p = session.pose
         gained += first - math.hypot(gx - p.x, gy - p.y)
     session.velocity(0.0, 0.0, 0.0)
-    walked = (session.cycles - (end - round(seconds / CYCLE))) * CYCLE
+    walked = (session.cycles - first_cycle) * CYCLE
     m = _measure('goto', traj, start, False)
     extra = {'end': asdict(session.pose), 'reached': reached, 'times': times}
     return TaskResult('goto', walked, falls, gained, 0.0, m.turned, m.path, extra)
