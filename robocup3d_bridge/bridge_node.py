@@ -120,8 +120,9 @@ class BridgeNode(Node):
         # (publish_raw false) there is no such topic: a recorder then subscribes to the percept topics
         self.pub_raw_in = aud.publisher(String, 'raw/percept', 50) if self.publish_raw else None
         self.pub_raw_out = aud.publisher(String, 'raw/action', 50) if self.publish_raw else None
-        # a composed player's messages for a recorder, a few cycles in one (the world model and motion add theirs)
-        self.record = cycle_record.for_namespace(self.get_namespace())
+        # a composed player's messages for a recorder, a few cycles in one (the world model and motion add theirs:
+        # the player hands them this record)
+        self.record = cycle_record.from_config()
         bundle = self.publish_raw and local_motion
         self.pub_record = aud.publisher(UInt8MultiArray, cycle_record.TOPIC, 50) if bundle else None
         self._percept_pubs = {

@@ -20,8 +20,9 @@ for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`); for ``odom`` 
 and the walk's velocity, ``<qddd``: ns, vx, vy, wz (:func:`odometry_fields`), which the recorder makes
 into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only).
 
-The record is found by the player's namespace (:func:`for_namespace`), so the nodes need not know each
-other; nodes in other processes have a record of their own that is never active, and publish as before.
+The bridge makes the record (:func:`from_config`); the player that composes the nodes hands it to motion and the
+world model (their ``attach_record``). A node that is not handed it, in another process or composed otherwise,
+keeps a record of its own that is never active, and publishes as before.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ __all__ = [
     'TOPIC',
     'TWIST',
     'CycleRecord',
-    'for_namespace',
+    'from_config',
     'odometry_fields',
     'pack',
     'unpack',
@@ -156,19 +157,10 @@ class CycleRecord:
             self._parts, self._done, self.cycles = [], [], 0
 
 
-_records: dict[str, CycleRecord] = {}
-_records_lock = threading.Lock()
-
-
-def for_namespace(namespace: str) -> CycleRecord:
-    """The record of the player in ``namespace`` in this process (made on first use, as ``recording.yaml`` says)."""
-    with _records_lock:
-        rec = _records.get(namespace)
-        if rec is None:
-            cfg = load_config('recording.yaml')  # ConfigError (a ValueError) names a bad file
-            try:
-                rec = CycleRecord(int(cfg['batch_cycles']), int(cfg['belief_period_cycles']))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise ConfigError(f'recording.yaml: batch_cycles and belief_period_cycles, integers ({exc})') from None
-            _records[namespace] = rec
-        return rec
+def from_config() -> CycleRecord:
+    """A record as ``recording.yaml`` says (:class:`ConfigError` names a bad file)."""
+    cfg = load_config('recording.yaml')
+    try:
+        return CycleRecord(int(cfg['batch_cycles']), int(cfg['belief_period_cycles']))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f'recording.yaml: batch_cycles and belief_period_cycles, integers ({exc})') from None

@@ -736,7 +736,7 @@ class MotionNode(Node):
         self._odom = Odometry()
         self._odom.header.frame_id = 'odom'
         self._odom.child_frame_id = 'base_footprint'
-        self.record = cycle_record.for_namespace(self.get_namespace())  # a recorder's, when active
+        self.record = cycle_record.CycleRecord()  # the bridge's in a composed player (attach_record)
         self._lock = threading.Lock()  # the core is stepped from the bridge thread when local
         if not self.local:
             self.create_subscription(JointState, 'joint_states', self._on_joint_states, 1)
@@ -776,6 +776,10 @@ class MotionNode(Node):
         when one appears, so a latecomer has the state it would have had from the latched topic).
         """
         self._state_listeners.append(take)
+
+    def attach_record(self, record: cycle_record.CycleRecord) -> None:
+        """Add ``odom`` to the bridge's ``record`` (this process's) while it is active."""
+        self.record = record
 
     def _publish_state(self, force: bool = False) -> None:
         c = self.core

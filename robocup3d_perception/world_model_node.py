@@ -105,7 +105,8 @@ class WorldModelNode(Node):
         self.pub_stop = self.audience.publisher(PointStamped, 'ball/stop', 1)
         self.pub_players = self.audience.publisher(String, 'players', 1)
         self.pub_markers = self.audience.publisher(MarkerArray, 'world_model/markers', 1)
-        self.record = cycle_record.for_namespace(self.get_namespace())  # active: a recorder takes this cycle's
+        # the bridge's record in a composed player (attach_record): while active, a recorder takes the estimates
+        self.record = cycle_record.CycleRecord()
         self.local = bool(self.declare_parameter('local', False).value)
         #: the walk's velocity (vx, vy, wz) in local mode, set by the player (None: no walk)
         self.walk_velocity: Callable[[], tuple[float, float, float]] | None = None
@@ -271,6 +272,10 @@ class WorldModelNode(Node):
         and published only while someone subscribes to them.
         """
         self._listeners.append(take)
+
+    def attach_record(self, record: cycle_record.CycleRecord) -> None:
+        """Add ``pose``, ``ball`` and ``players`` to the bridge's ``record`` (this process's) while it is active."""
+        self.record = record
 
 
 def main(args: list[str] | None = None) -> None:

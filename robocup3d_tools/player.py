@@ -170,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             wm.walk_velocity = (lambda: walk.odometry) if walk is not None else None
         if local:  # bridge and motion share this process: hand each cycle over directly
             made['bridge'].attach_motion(node.step_percept)
+            node.attach_record(made['bridge'].record)
             if wm is not None:  # and the world model's estimates, without DDS
                 node.attach_world_model(wm)
         return node
@@ -194,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         node = WorldModelNode(namespace=ns, parameter_overrides=[*common, *extra])
         if local:  # every cycle straight from the bridge, in order (topics can lag or drop under load)
             made['bridge'].attach_listener(node.step_percept)
+            node.attach_record(made['bridge'].record)
         made['world_model'] = node
         return node
 
