@@ -152,11 +152,20 @@ class PlayerTracker:
 
     def estimates(self, time: float, own_team: str | None) -> tuple[PlayerEstimate, ...]:
         """All live tracks predicted to ``time``; forgets old ones."""
+        self.advance(time)
+        return self.snapshot(own_team)
+
+    def advance(self, time: float) -> None:
+        """Forget the tracks not updated for ``forget_after`` s and predict the others to ``time``."""
         for key in [k for k, t in self.tracks.items() if time - t.updated > self.p.forget_after]:
             del self.tracks[key]
+        for t in self.tracks.values():
+            self._predict(t, time)
+
+    def snapshot(self, own_team: str | None) -> tuple[PlayerEstimate, ...]:
+        """The tracks as they stand (as of the last :meth:`advance`, or an observation since)."""
         out = []
         for (team, unum), t in sorted(self.tracks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
-            self._predict(t, time)
             x = frozen_array([t.px, t.py, t.vx, t.vy])  # one read-only array; position and velocity are views of it
             out.append(
                 PlayerEstimate(
