@@ -6,7 +6,8 @@ feeds it (``robocup3d_tools.rerun``'s player: the same :class:`~robocup3d_percep
 hands each update to a real :class:`~robocup3d_strategy.strategy_node.StrategyNode` as the composed
 player does (``take_world``), and prints the CPU per cycle of the world model's update, of the team view
 and of the strategy, and a digest of everything they produced (every world state, every motion request
-and team-talk message): the same digest from two trees means the same estimates and decisions.
+and team-talk message; the tracked robots in cycles with a ``See``, the only ones that read them): the same
+digest from two trees means the same estimates and decisions.
 
     python bench/bench_world_strategy.py FILE [--team BenchS --unum 7 --robot nao0 --repeat 3]
 """
@@ -23,7 +24,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def _state_bytes(state: object) -> bytes:
+def _state_bytes(state: object, seen: bool) -> bytes:
+    """What the digest covers of one world state: pose and ball every cycle, the tracked robots in cycles with a
+    ``See`` (the only ones that read them: ``team_view(..., with_players=seen)``, the ``players`` topic)."""
     p, b = state.pose, state.ball
     parts = [
         repr((state.time, p.x, p.y, p.z, p.yaw, p.roll, p.pitch, p.camera_yaw, p.confidence, p.fallen)),
@@ -32,7 +35,7 @@ def _state_bytes(state: object) -> bytes:
         b.position.tobytes().hex(),
         b.covariance.tobytes().hex(),
     ]
-    for e in state.players:
+    for e in state.players if seen else ():
         parts.append(repr((e.team, e.unum, e.teammate, e.last_update, e.fallen, e.intent)))
         parts.append(e.position.tobytes().hex() + e.velocity.tobytes().hex() + e.covariance.tobytes().hex())
     return '|'.join(parts).encode()
@@ -84,7 +87,7 @@ def run(lines: list[str], team: str, unum: int, robot: str) -> tuple[dict[str, f
             cpu['team view'] += t2 - t1
             cpu['strategy'] += t3 - t2
             cycles += 1
-            wm_digest.update(_state_bytes(state))
+            wm_digest.update(_state_bytes(state, seen))
             st_digest.update('\n'.join(said).encode())
             said.clear()
     finally:

@@ -797,13 +797,16 @@ class MotionNode(Node):
         if heard:
             self.pub_state.publish(String(data=json.dumps(state, sort_keys=True)))
 
-    def _publish_odom(self, stamp: object) -> None:
-        """The walk's velocity estimate, for the world model's particle filter (if anyone listens)."""
+    def _publish_odom(self, stamp: object | None, t: float = 0.0) -> None:
+        """The walk's velocity estimate, for the world model's particle filter (if anyone listens);
+        ``stamp`` None: made from ``t`` (s) when it is needed."""
         if self.core.walk is None:
             return
         listened, record = self.audience.listened(self.pub_odom), self.record.active
         if not (listened or record):
             return
+        if stamp is None:
+            stamp = stamp_from_seconds(t)
         vx, vy, wz = self.core.walk.odometry
         m = self._odom
         m.header.stamp = stamp
@@ -926,7 +929,7 @@ class MotionNode(Node):
             cmd.header.stamp = stamp_from_seconds(t)
             self.pub_cmd.publish(cmd)
         self._publish_state()
-        self._publish_odom(stamp_from_seconds(t))
+        self._publish_odom(None, t)  # the stamp only for a listener
         if out.position:  # RCSSServerMJ: PD targets with gains
             return JointCommand(
                 position=dict(zip(out.names, out.position, strict=True)),

@@ -32,7 +32,7 @@ import numpy as np
 
 from robocup3d_perception.representations import BallModel
 
-__all__ = ['BallTracker', 'BallTrackerParameters', 'kalman_update', 'rolling_transition']
+__all__ = ['BallTracker', 'BallTrackerParameters', 'block_covariance', 'kalman_update', 'rolling_transition']
 
 BALL_RADIUS = 0.04  # m (rcssserver3d); the MJ ball has about 0.11
 
@@ -111,7 +111,7 @@ class BallTracker:
     @property
     def cov(self) -> np.ndarray:
         """The state's 4x4 covariance (a copy)."""
-        return np.array(_full_cov(self.cp, self.cpv, self.cv))
+        return np.array(block_covariance(self.cp, self.cpv, self.cv))
 
     def predict(self, time: float) -> None:
         """Advance the state to ``time`` (s)."""
@@ -273,14 +273,14 @@ class BallTracker:
             position=_frozen([px, py, self.z]),
             velocity=_frozen([vx, vy]),
             stop=_frozen([px + vx / k, py + vy / k] if k > 0 else [px, py]),
-            covariance=_frozen(_full_cov(a, b, c)),
+            covariance=_frozen(block_covariance(a, b, c)),
             last_seen=self.last_seen,
             last_update=self.last_update,
             valid=self.last_update is not None,
         )
 
 
-def _full_cov(a: float, b: float, c: float) -> list[list[float]]:
+def block_covariance(a: float, b: float, c: float) -> list[list[float]]:
     """The 4x4 covariance over (x, y, vx, vy) of the per-axis block ``[[a, b], [b, c]]``."""
     return [[a, 0.0, b, 0.0], [0.0, a, 0.0, b], [b, 0.0, c, 0.0], [0.0, b, 0.0, c]]
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from robocup3d_bridge.percept import Percept
 from robocup3d_perception.hearing import HEAR_OUTCOMES, implausible, teammate_report
-from robocup3d_perception.inputs import cycle_input
 from robocup3d_perception.representations import CycleInput, TeammateReport, WorldState
 from robocup3d_perception.representations import Odometry as WalkOdometry
+from robocup3d_perception.vision_geometry import observations_from_vision
 from robocup3d_perception.world_model import WorldModel
 
 __all__ = ['WorldModelFeed', 'stamp_time']
@@ -102,9 +102,9 @@ class WorldModelFeed:
     def percept_input(self, p: Percept) -> CycleInput:
         """The input of one server cycle's percept (``p.time`` set)."""
         self.joints = dict(p.joint_positions)
-        c = cycle_input(p)
+        vision = observations_from_vision(p.vision) if p.vision is not None else None  # as cycle_input(p) has it
         t = stamp_time(p.time)
-        return self.cycle_input(t, gyro=c.gyro, accel=c.accel, vision=c.vision, odometry=self.odometry(p.time))
+        return self.cycle_input(t, gyro=p.gyro, accel=p.accel, vision=vision, odometry=self.odometry(p.time))
 
     def update(self, inp: CycleInput) -> tuple[WorldState, bool]:
         """Run the core on ``inp``; also whether it started afresh (the server time went back by over 1 s)."""

@@ -13,12 +13,12 @@ REQUIRES: players in the level frame, RobotPose, TeammateReport. PROVIDES: Playe
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from robocup3d_perception.ball_tracker import kalman_update, rolling_transition
+from robocup3d_perception.ball_tracker import block_covariance
 from robocup3d_perception.representations import PlayerEstimate, frozen_array
 
 __all__ = ['PlayerTracker', 'PlayerTrackerParameters']
@@ -37,32 +37,40 @@ class PlayerTrackerParameters:
     forget_after: float = 5.0  # s
 
 
-@lru_cache(maxsize=256)
-def _motion(dt: float, decay: float, sigma_accel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The transition ``F``, its transpose and the process noise over ``dt`` s (read-only; every track predicts
-    over the same few ``dt`` each cycle, so they are made once)."""
-    f, _, _ = rolling_transition(dt, decay)
-    q = sigma_accel**2 * dt
-    noise = np.diag([q * dt * dt / 3, q * dt * dt / 3, q, q])
-    ft = f.T.copy()
-    for a in (f, ft, noise):
-        a.setflags(write=False)
-    return f, ft, noise
-
-
 class _Track:
-    __slots__ = ('cov', 'fallen', 'intent', 'time', 'updated', 'x')
+    """One robot's filter on plain floats: the state (x, y, vx, vy) and the per-axis covariance block
+    ``[[cp, cpv], [cpv, cv]]`` over (position, velocity), the same for x and y (see :class:`PlayerTracker`)."""
 
-    def __init__(self, time: float, xy: np.ndarray, sigma: float) -> None:
-        self.x = np.array([xy[0], xy[1], 0.0, 0.0])
-        self.cov = np.diag([sigma**2, sigma**2, 0.25, 0.25])
+    __slots__ = ('cp', 'cpv', 'cv', 'fallen', 'intent', 'px', 'py', 'time', 'updated', 'vx', 'vy')
+
+    def __init__(self, time: float, xy: Sequence[float] | np.ndarray, sigma: float) -> None:
+        self.px, self.py, self.vx, self.vy = float(xy[0]), float(xy[1]), 0.0, 0.0
+        self.cp, self.cpv, self.cv = sigma * sigma, 0.0, 0.25
         self.time = time
         self.updated = time
         self.fallen, self.intent = False, 'none'  # as the robot last said (teammates)
 
+    @property
+    def x(self) -> np.ndarray:
+        """The state ``(x, y, vx, vy)`` (a copy)."""
+        return np.array([self.px, self.py, self.vx, self.vy])
+
+    @property
+    def cov(self) -> np.ndarray:
+        """The state's 4x4 covariance (a copy)."""
+        return np.array(block_covariance(self.cp, self.cpv, self.cv))
+
 
 class PlayerTracker:
-    """All other robots we have seen or heard of."""
+    """All other robots we have seen or heard of.
+
+    Each track is a constant-velocity Kalman filter over (x, y, vx, vy) whose velocity decays (the ball's
+    rolling model with ``velocity_decay``), on plain floats as :class:`~robocup3d_perception.ball_tracker.
+    BallTracker` is: a track starts with the same variance along x and y, sightings and reports are as
+    precise along x as along y, the process noise is the same per axis and the model moves each axis alone,
+    so the 4x4 covariance is one 2x2 block per axis, the same for both. ``test_player_tracker_floats`` holds
+    the tracker to the 4x4 filter (:func:`rolling_transition`, :func:`kalman_update`).
+    """
 
     requires = ('LevelObservations', 'RobotPose', 'TeammateReport')
     provides = ('PlayerEstimate',)
@@ -75,23 +83,42 @@ class PlayerTracker:
         dt = time - t.time
         if dt <= 0:
             return
-        f, ft, noise = _motion(dt, self.p.velocity_decay, self.p.sigma_accel)
-        t.x = f @ t.x
-        t.cov = f @ t.cov @ ft + noise
+        k = self.p.velocity_decay
+        e = math.exp(-k * dt)
+        al = (1.0 - e) / k if k > 0 else dt
+        a, b, c = t.cp, t.cpv, t.cv
+        q = self.p.sigma_accel**2 * dt
+        t.px += al * t.vx
+        t.py += al * t.vy
+        t.vx *= e
+        t.vy *= e
+        t.cp = a + 2.0 * al * b + al * al * c + q * dt * dt / 3
+        t.cpv = e * (b + al * c)
+        t.cv = e * e * c + q
         t.time = time
 
-    def observe(self, time: float, key: tuple[str | None, int | None], xy: np.ndarray, sigma: float) -> None:
+    def observe(
+        self, time: float, key: tuple[str | None, int | None], xy: Sequence[float] | np.ndarray, sigma: float
+    ) -> None:
         """Fuse one position (m, absolute) of robot ``key`` = (team, number)."""
         t = self.tracks.get(key)
         if t is None:
             self.tracks[key] = _Track(time, xy, sigma)
             return
         self._predict(t, time)
-        x, p, d2 = kalman_update(t.x, t.cov, np.asarray(xy[:2], dtype=float), np.eye(2) * sigma**2)
-        if d2 > self.p.gate:
+        a, b, c = t.cp, t.cpv, t.cv
+        s = a + sigma * sigma
+        yx, yy = float(xy[0]) - t.px, float(xy[1]) - t.py
+        if (yx * yx + yy * yy) / s > self.p.gate:
             self.tracks[key] = _Track(time, xy, sigma)
             return
-        t.x, t.cov, t.updated = x, p, time
+        ka, kb = a / s, b / s
+        t.px += ka * yx
+        t.py += ka * yy
+        t.vx += kb * yx
+        t.vy += kb * yy
+        t.cp, t.cpv, t.cv = a - ka * a, b - ka * b, c - kb * b
+        t.updated = time
 
     def observe_relative(
         self,
@@ -104,8 +131,9 @@ class PlayerTracker:
         """A sighting in the level frame, placed with the robot pose ``(x, y, yaw)``."""
         x, y, yaw = pose
         c, s = math.cos(yaw), math.sin(yaw)
-        xy = np.array([x + c * level[0] - s * level[1], y + s * level[0] + c * level[1]])
-        dist = math.hypot(level[0], level[1])
+        lx, ly = float(level[0]), float(level[1])
+        xy = (x + c * lx - s * ly, y + s * lx + c * ly)
+        dist = math.hypot(lx, ly)
         sigma = math.hypot(self.p.sigma_position + self.p.sigma_position_rel * dist, pose_sigma)
         self.observe(time, key, xy, sigma)
 
@@ -118,18 +146,27 @@ class PlayerTracker:
         intent: str = 'none',
     ) -> None:
         """A teammate's report of its own position, and whether it is down and what it is doing."""
-        self.observe(time, key, np.asarray(xy, dtype=float), self.p.sigma_report)
+        self.observe(time, key, (float(xy[0]), float(xy[1])), self.p.sigma_report)
         track = self.tracks[key]
         track.fallen, track.intent = fallen, intent
 
     def estimates(self, time: float, own_team: str | None) -> tuple[PlayerEstimate, ...]:
         """All live tracks predicted to ``time``; forgets old ones."""
+        self.advance(time)
+        return self.snapshot(own_team)
+
+    def advance(self, time: float) -> None:
+        """Forget the tracks not updated for ``forget_after`` s and predict the others to ``time``."""
         for key in [k for k, t in self.tracks.items() if time - t.updated > self.p.forget_after]:
             del self.tracks[key]
+        for t in self.tracks.values():
+            self._predict(t, time)
+
+    def snapshot(self, own_team: str | None) -> tuple[PlayerEstimate, ...]:
+        """The tracks as they stand (as of the last :meth:`advance`, or an observation since)."""
         out = []
         for (team, unum), t in sorted(self.tracks.items(), key=lambda kv: (str(kv[0][0]), kv[0][1] or 0)):
-            self._predict(t, time)
-            x = frozen_array(t.x)  # one read-only copy; position and velocity are views of it
+            x = frozen_array([t.px, t.py, t.vx, t.vy])  # one read-only array; position and velocity are views of it
             out.append(
                 PlayerEstimate(
                     team=team,
@@ -137,7 +174,7 @@ class PlayerTracker:
                     teammate=own_team is not None and team == own_team,
                     position=x[:2],
                     velocity=x[2:],
-                    covariance=frozen_array(t.cov),
+                    covariance=frozen_array(block_covariance(t.cp, t.cpv, t.cv)),
                     last_update=t.updated,
                     fallen=t.fallen,
                     intent=t.intent,

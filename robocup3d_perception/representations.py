@@ -161,4 +161,6 @@ class WorldState:
     side: str
     pose: RobotPose
     ball: BallModel
-    players: tuple[PlayerEstimate, ...] = ()  # as of the last cycle with a See or a teammate's report
+    # as of the last cycle with a See or a teammate's report; built in cycles with a See (those that read it), so
+    # in the cycles between it is the last See's
+    players: tuple[PlayerEstimate, ...] = ()

@@ -43,7 +43,10 @@ def player_dicts(state: WorldState) -> list[dict]:
     out = []
     s = -1.0 if state.side == 'right' else 1.0
     for e in state.players:
-        x, y, _ = to_team_frame(float(e.position[0]), float(e.position[1]), 0.0, state.side)
+        px, py = e.position.tolist()  # floats in one call each (indexing numpy arrays value by value cost more)
+        vx, vy = e.velocity.tolist()
+        cov = e.covariance
+        x, y, _ = to_team_frame(px, py, 0.0, state.side)
         out.append(
             {
                 'team': e.team,
@@ -51,9 +54,9 @@ def player_dicts(state: WorldState) -> list[dict]:
                 'teammate': e.teammate,
                 'x': round(x, 3),
                 'y': round(y, 3),
-                'vx': round(s * float(e.velocity[0]), 3),
-                'vy': round(s * float(e.velocity[1]), 3),
-                'sigma': round(math.sqrt(float(e.covariance[0, 0] + e.covariance[1, 1])), 3),
+                'vx': round(s * vx, 3),
+                'vy': round(s * vy, 3),
+                'sigma': round(math.sqrt(cov.item(0, 0) + cov.item(1, 1)), 3),
                 'age': round(state.time - e.last_update, 3),
                 'fallen': e.fallen,
                 'intent': e.intent,

@@ -130,7 +130,9 @@ class WorldModel:
         # dead-reckoned pose (x, y, yaw in a drifting frame) and, per cycle, what a late See needs
         self._dead = (0.0, 0.0, 0.0)
         self._past: deque[tuple[float, np.ndarray, dict, float, tuple[float, float, float]]] = deque()
-        self._players: tuple[PlayerEstimate, ...] = ()  # as of the last See or report (predicted to then)
+        # as of the last See or report (predicted to then), built on the next cycle with a See: only those read it
+        self._players: tuple[PlayerEstimate, ...] = ()
+        self._players_due = False  # the tracks moved since _players was built
 
     def update(self, inp: CycleInput) -> WorldState:
         """Run all modules on one cycle's input; return the new world state.
@@ -205,7 +207,11 @@ class WorldModel:
         if inp.play_mode in CENTRE_SPOT_MODES and not seen and self.ball.cp > CENTRE_SPOT_LOST**2:
             self.ball.place(now, 0.0, 0.0, CENTRE_SPOT_SIGMA)
         if level is not None or inp.reports or not self._players:  # they change with a See or a report only
-            self._players = self.players.estimates(now, inp.team)
+            self.players.advance(now)
+            self._players_due = True
+        if self._players_due and (inp.vision is not None or not self._players):  # read with a See only
+            self._players = self.players.snapshot(inp.team)
+            self._players_due = False
         return WorldState(
             time=now,
             side=inp.side,

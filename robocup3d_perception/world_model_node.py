@@ -195,7 +195,7 @@ class WorldModelNode(Node):
         if p.time is not None:
             if self.walk_velocity is not None:
                 self.feed.on_walk(p.time, *self.walk_velocity())
-            self._run(self.feed.percept_input(p), stamp_from_seconds(p.time))
+            self._run(self.feed.percept_input(p), None)
         for h in p.hear:
             self.feed.on_hear(
                 {'team': h.team, 'time': h.time, 'direction': h.direction, 'self': h.is_self, 'text': h.text}
@@ -216,7 +216,8 @@ class WorldModelNode(Node):
             self.feed.cycle_input(seconds_from_stamp(stamp), vision=conv.camera_observations_from_markers(msg)), stamp
         )
 
-    def _run(self, inp: CycleInput, stamp: object) -> None:
+    def _run(self, inp: CycleInput, stamp: object | None) -> None:
+        """One update and what goes out of it; ``stamp`` None: the state's time's, made only for a message."""
         t0 = time.perf_counter()
         state, afresh = self.feed.update(inp)
         self.cpu.append(time.perf_counter() - t0)
@@ -224,7 +225,14 @@ class WorldModelNode(Node):
             self.get_logger().info('server time went back: starting afresh')
         del self.cpu[:-1000]
         if state.time != inp.time:  # a late See: the estimate is as of the newest cycle
-            stamp = stamp_from_seconds(state.time)
+            stamp = None
+        made = [stamp]
+
+        def at() -> object:  # the messages' stamp, made for the first message (most cycles build none)
+            if made[0] is None:
+                made[0] = stamp_from_seconds(state.time)
+            return made[0]
+
         seen = inp.vision is not None
         if self._listeners:
             view = team_view(state, with_players=seen)
@@ -237,7 +245,7 @@ class WorldModelNode(Node):
         record = self.record if due else None
         pose_out = every or self.audience.listened(self.pub_pose)
         if pose_out or self._tf is not None or record:
-            pose = conv.pose_msg(state, stamp, self.frame)
+            pose = conv.pose_msg(state, at(), self.frame)
             if pose_out:
                 self.pub_pose.publish(pose)
             if record:
@@ -247,13 +255,13 @@ class WorldModelNode(Node):
         if state.ball.valid:
             ball_out = every or self.audience.listened(self.pub_ball)
             if ball_out or record:
-                ball = conv.ball_msg(state, stamp, self.frame)
+                ball = conv.ball_msg(state, at(), self.frame)
                 if ball_out:
                     self.pub_ball.publish(ball)
                 if record:
                     record.add('ball', ball)
             if every or self.audience.listened(self.pub_stop):
-                self.pub_stop.publish(conv.ball_stop_msg(state, stamp, self.frame))
+                self.pub_stop.publish(conv.ball_stop_msg(state, at(), self.frame))
         if seen:
             players_out = every or self.audience.listened(self.pub_players)
             if players_out or record:
@@ -263,7 +271,7 @@ class WorldModelNode(Node):
                 if record:
                     record.add_text('players', players.data)
             if self.publish_markers and self.audience.listened(self.pub_markers):
-                self.pub_markers.publish(conv.world_markers(state, stamp, self.frame))
+                self.pub_markers.publish(conv.world_markers(state, at(), self.frame))
 
     def attach_listener(self, take: Callable[[TeamView], None]) -> None:
         """Hand every update to ``take`` (a node of this process), in the team frame.
