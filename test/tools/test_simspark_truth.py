@@ -100,6 +100,27 @@ def test_monitor_time_follows_the_server(monitor_lines: list[str]) -> None:
     assert clock.exact and exact[-1] == pytest.approx(20e9 + games[119] * 1e9, abs=1e6)
 
 
+def test_monitor_time_that_falls_behind_is_put_right(monitor_lines: list[str]) -> None:
+    """The monitor time is counted in messages; when it falls behind the server's (messages the count missed), the
+    game time pairs put the truth back on the server time within a few messages, not 2 s early ever after."""
+    tracker, state = SimsparkTracker(), MonitorState()
+    stamps, games, running = [], [], []
+    for ns, _ in read_truths(monitor_lines, state, tracker):
+        stamps.append(ns)
+        games.append(state.game_time)
+        running.append(tracker.running)
+    clock = MonitorClock()
+    out = []
+    for i in range(90, len(stamps)):
+        behind = 2_000_000_000 if i >= 110 else 0  # from message 110 the count is 50 messages short
+        clock.player(20_000_000_000 + round(games[i] * 1e9), games[i], 'PlayOn')  # server time = game time + 20 s
+        out.append((i, clock.stamp(stamps[i] - behind, 0, games[i], running[i])))
+    assert len(out) > 30 and all(running[90:])
+    for i, ns in out:
+        if not 110 <= i < 115:  # while the latest pairs outvote the earlier ones
+            assert ns == pytest.approx(20e9 + games[i] * 1e9, abs=1e6), i
+
+
 def test_a_diff_that_does_not_fit_drops_the_tree(monitor_lines: list[str]) -> None:
     """A diff of another scene (no agents in it) is refused; the tree waits for the next full state."""
     tracker = SimsparkTracker()
