@@ -32,7 +32,14 @@ import numpy as np
 
 from robocup3d_perception.representations import BallModel
 
-__all__ = ['BallTracker', 'BallTrackerParameters', 'block_covariance', 'kalman_update', 'rolling_transition']
+__all__ = [
+    'BallTracker',
+    'BallTrackerParameters',
+    'PerAxisState',
+    'block_covariance',
+    'kalman_update',
+    'rolling_transition',
+]
 
 BALL_RADIUS = 0.04  # m (rcssserver3d); the MJ ball has about 0.11
 
@@ -75,7 +82,31 @@ def kalman_update(x: np.ndarray, p: np.ndarray, z: np.ndarray, r: np.ndarray) ->
     return x, 0.5 * (p + p.T), d2
 
 
-class BallTracker:
+class PerAxisState:
+    """A filter on plain floats: the state ``px, py, vx, vy`` and the per-axis covariance block
+    ``[[cp, cpv], [cpv, cv]]`` over (position, velocity), the same for x and y; as arrays for readers."""
+
+    __slots__ = ()
+    px: float
+    py: float
+    vx: float
+    vy: float
+    cp: float
+    cpv: float
+    cv: float
+
+    @property
+    def x(self) -> np.ndarray:
+        """The state ``(x, y, vx, vy)`` (a copy)."""
+        return np.array([self.px, self.py, self.vx, self.vy])
+
+    @property
+    def cov(self) -> np.ndarray:
+        """The state's 4x4 covariance (a copy)."""
+        return np.array(block_covariance(self.cp, self.cpv, self.cv))
+
+
+class BallTracker(PerAxisState):
     """Kalman filter for the ball (absolute frame), on plain floats.
 
     Every noise the filter meets is the same along x and y (isotropic sightings and
@@ -102,16 +133,6 @@ class BallTracker:
         self.rejected = 0  # reports beyond the gate held back (not corroborated)
         self.misses = 0  # Sees without the ball where it was estimated in plain view
         self._held: list[tuple[float, int | None, np.ndarray]] = []  # (time, teammate, xy) of held reports
-
-    @property
-    def x(self) -> np.ndarray:
-        """The state ``(x, y, vx, vy)`` (a copy)."""
-        return np.array([self.px, self.py, self.vx, self.vy])
-
-    @property
-    def cov(self) -> np.ndarray:
-        """The state's 4x4 covariance (a copy)."""
-        return np.array(block_covariance(self.cp, self.cpv, self.cv))
 
     def predict(self, time: float) -> None:
         """Advance the state to ``time`` (s)."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robocup3d_perception.ball_tracker import block_covariance
+from robocup3d_perception.ball_tracker import PerAxisState, block_covariance
 from robocup3d_perception.representations import PlayerEstimate, frozen_array
 
 __all__ = ['PlayerTracker', 'PlayerTrackerParameters']
@@ -37,7 +37,7 @@ class PlayerTrackerParameters:
     forget_after: float = 5.0  # s
 
 
-class _Track:
+class _Track(PerAxisState):
     """One robot's filter on plain floats: the state (x, y, vx, vy) and the per-axis covariance block
     ``[[cp, cpv], [cpv, cv]]`` over (position, velocity), the same for x and y (see :class:`PlayerTracker`)."""
 
@@ -49,16 +49,6 @@ class _Track:
         self.time = time
         self.updated = time
         self.fallen, self.intent = False, 'none'  # as the robot last said (teammates)
-
-    @property
-    def x(self) -> np.ndarray:
-        """The state ``(x, y, vx, vy)`` (a copy)."""
-        return np.array([self.px, self.py, self.vx, self.vy])
-
-    @property
-    def cov(self) -> np.ndarray:
-        """The state's 4x4 covariance (a copy)."""
-        return np.array(block_covariance(self.cp, self.cpv, self.cv))
 
 
 class PlayerTracker:
