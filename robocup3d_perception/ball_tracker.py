@@ -105,6 +105,21 @@ class PerAxisState:
         """The state's 4x4 covariance (a copy)."""
         return np.array(block_covariance(self.cp, self.cpv, self.cv))
 
+    def fuse(self, zx: float, zy: float, sigma: float, gate: float | None) -> bool:
+        """Fuse a position measurement; False (and nothing changed) beyond ``gate`` (squared Mahalanobis)."""
+        a, b, c = self.cp, self.cpv, self.cv
+        s = a + sigma * sigma
+        yx, yy = zx - self.px, zy - self.py
+        if gate is not None and (yx * yx + yy * yy) / s > gate:
+            return False
+        ka, kb = a / s, b / s
+        self.px += ka * yx
+        self.py += ka * yy
+        self.vx += kb * yx
+        self.vy += kb * yy
+        self.cp, self.cpv, self.cv = a - ka * a, b - ka * b, c - kb * b
+        return True
+
 
 class BallTracker(PerAxisState):
     """Kalman filter for the ball (absolute frame), on plain floats.
@@ -164,21 +179,6 @@ class BallTracker(PerAxisState):
             e * e * c,
         )
 
-    def _update(self, zx: float, zy: float, sigma: float, gate: float | None) -> bool:
-        """Fuse a position measurement; False (and nothing changed) beyond ``gate`` (squared Mahalanobis)."""
-        a, b, c = self.cp, self.cpv, self.cv
-        s = a + sigma * sigma
-        yx, yy = zx - self.px, zy - self.py
-        if gate is not None and (yx * yx + yy * yy) / s > gate:
-            return False
-        ka, kb = a / s, b / s
-        self.px += ka * yx
-        self.py += ka * yy
-        self.vx += kb * yx
-        self.vy += kb * yy
-        self.cp, self.cpv, self.cv = a - ka * a, b - ka * b, c - kb * b
-        return True
-
     def _cap_speed(self) -> None:
         speed = math.hypot(self.vx, self.vy)
         if speed > self.p.max_speed:
@@ -196,7 +196,7 @@ class BallTracker(PerAxisState):
         if not (math.isfinite(zx) and math.isfinite(zy) and math.isfinite(sigma)):
             return False
         self.predict(time)
-        reset = self.last_update is None or not self._update(zx, zy, sigma, self.p.gate)
+        reset = self.last_update is None or not self.fuse(zx, zy, sigma, self.p.gate)
         if reset:
             self._start(zx, zy, sigma)
         self._cap_speed()
@@ -243,7 +243,7 @@ class BallTracker(PerAxisState):
         if self.last_update is None:
             self.observe(time, z, sigma, own=False)
             return 'fused'
-        if self._update(float(z[0]), float(z[1]), sigma, self.p.gate):
+        if self.fuse(float(z[0]), float(z[1]), sigma, self.p.gate):
             self._cap_speed()
             self.last_update = time
             return 'fused'

@@ -96,18 +96,9 @@ class PlayerTracker:
             self.tracks[key] = _Track(time, xy, sigma)
             return
         self._predict(t, time)
-        a, b, c = t.cp, t.cpv, t.cv
-        s = a + sigma * sigma
-        yx, yy = float(xy[0]) - t.px, float(xy[1]) - t.py
-        if (yx * yx + yy * yy) / s > self.p.gate:
+        if not t.fuse(float(xy[0]), float(xy[1]), sigma, self.p.gate):
             self.tracks[key] = _Track(time, xy, sigma)
             return
-        ka, kb = a / s, b / s
-        t.px += ka * yx
-        t.py += ka * yy
-        t.vx += kb * yx
-        t.vy += kb * yy
-        t.cp, t.cpv, t.cv = a - ka * a, b - ka * b, c - kb * b
         t.updated = time
 
     def observe_relative(

@@ -226,12 +226,12 @@ class WorldModelNode(Node):
         del self.cpu[:-1000]
         if state.time != inp.time:  # a late See: the estimate is as of the newest cycle
             stamp = None
-        made = [stamp]
 
         def at() -> object:  # the messages' stamp, made for the first message (most cycles build none)
-            if made[0] is None:
-                made[0] = stamp_from_seconds(state.time)
-            return made[0]
+            nonlocal stamp
+            if stamp is None:
+                stamp = stamp_from_seconds(state.time)
+            return stamp
 
         seen = inp.vision is not None
         if self._listeners:
