@@ -10,6 +10,7 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from rclpy.node import Node
@@ -113,18 +114,20 @@ def player_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``robocup3d player``."""
-    end_with_parent(only_if_asked=True)  # a sim session's player ends with the session
-    args, ros_args = player_parser().parse_known_args(argv)
+def check_config_files(args: argparse.Namespace) -> str:
+    """The error of the first bad configuration file a player would read, or ''."""
     try:  # a bad file stops the player before anything starts (the nodes check them again as they load)
         load_robots_config('robots.yaml')
         load_walk_config(args.walk_config)
         load_kicks_config(args.kicks_config)
         load_formations('formations.yaml')
     except ConfigError as exc:
-        print(f'robocup3d player: {exc}', file=sys.stderr)
-        return 2
+        return str(exc)
+    return ''
+
+
+def player_factories(args: argparse.Namespace) -> list[Callable[..., Node]]:
+    """The node factories of one player (``spin_nodes`` builds them in order, in one process)."""
     robot = args.robot or ('T1' if args.server == 'mujoco' else 'nao')
     common = [
         Parameter('server', value=args.server),
@@ -200,10 +203,19 @@ def main(argv: list[str] | None = None) -> int:
         return node
 
     if args.bridge_only:
-        factories = [bridge]
-    else:
-        factories = [bridge, world_model, motion, strategy] if args.world_model else [bridge, motion, strategy]
-    return spin_nodes(factories, [sys.argv[0], *ros_args])
+        return [bridge]
+    return [bridge, world_model, motion, strategy] if args.world_model else [bridge, motion, strategy]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``robocup3d player``."""
+    end_with_parent(only_if_asked=True)  # a sim session's player ends with the session
+    args, ros_args = player_parser().parse_known_args(argv)
+    error = check_config_files(args)
+    if error:
+        print(f'robocup3d player: {error}', file=sys.stderr)
+        return 2
+    return spin_nodes(player_factories(args), [sys.argv[0], *ros_args])
 
 
 if __name__ == '__main__':
