@@ -90,6 +90,9 @@ class BridgeNode(Node):
         # For tests of the watchdog only: the link thread dies after this many cycles (0: never).
         self._fail_after = int(self.declare_parameter('fail_link_after_cycles', 0).value)
         self.exit_code = 0  # non-zero once the link thread died: the process should end with it
+        # False where the process runs other players too (robocup3d_tools.team_process), which restarts the link
+        self.exit_process_on_link_death = True
+        self._cycles_at_start = 0  # the link thread's first cycle (fail_link_after_cycles counts from it)
         self._link_error = ''
 
         self._motion_step: Callable[[Percept], JointCommand | None] | None = None
@@ -193,6 +196,17 @@ class BridgeNode(Node):
         self._thread.start()
         self._watchdog.start()
 
+    def restart_link(self) -> bool:
+        """Start the server link thread again after it died; ``False`` if it had not died."""
+        if self._thread.is_alive() or not self.exit_code or self._stop.is_set():
+            return False
+        self._cycles_at_start = self.loop.stats.cycles
+        self._link_error = ''
+        self._thread = threading.Thread(target=self._run_link, name='server-link', daemon=True)
+        self._thread.start()
+        self.exit_code = 0
+        return True
+
     def _run_link(self) -> None:
         try:
             self.loop.run(self._stop)
@@ -201,14 +215,18 @@ class BridgeNode(Node):
             raise  # threading's excepthook prints the traceback
 
     def _watch_link(self) -> None:
-        """End the process when the link thread has died while the node still runs."""
+        """End the process when the link thread has died while the node still runs (or, where the process
+        runs other players too, set ``exit_code`` for it to see and :meth:`restart_link`)."""
         while not self._stop.wait(_WATCH_PERIOD):
-            if self._thread.is_alive():
+            if self._thread.is_alive() or self.exit_code:
                 continue
             if self._stop.is_set():
                 return
             self.exit_code = LINK_DIED_EXIT
             why = self._link_error or 'no exception recorded'
+            if not self.exit_process_on_link_death:
+                self.get_logger().error(f'server link thread died ({why})')
+                continue
             self.get_logger().fatal(f'server link thread died ({why}); exiting with status {LINK_DIED_EXIT}')
             time.sleep(_EXIT_GRACE)  # spin_nodes sees exit_code and stops cleanly meanwhile
             os._exit(LINK_DIED_EXIT)
@@ -222,7 +240,7 @@ class BridgeNode(Node):
         self._listeners.append(take)
 
     def _on_percept(self, p: Percept, raw: str) -> None:
-        if self._fail_after and self.loop.stats.cycles >= self._fail_after:
+        if self._fail_after and self.loop.stats.cycles - self._cycles_at_start >= self._fail_after:
             raise InjectedLinkFault(f'fail_link_after_cycles={self._fail_after}')
         record = self.record
         record.active = self.pub_record is not None and self.audience.listened(self.pub_record)

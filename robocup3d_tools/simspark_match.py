@@ -108,7 +108,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             log(f'recording into {args.record} (pid {recorder.pid})')
         # recorded: the players publish raw/percept, from which the recorder builds their percept topics
         raw = [] if args.record else ['--no-raw']
-        runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1)
+        runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1, one_process=args.one_process)
         runner.start(stagger=0.2)
         runners.append(runner)
         _wait_players(trainer, watcher, len(ours.players), timeout=90.0, log=log)
@@ -129,7 +129,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         else:
             right = load_team(_our_team(args, args.teams[1], aport))
             no_play = ['--no-play'] if args.opponent == 'formation' else []
-            runner = TeamRunner(right, run_dir, env=env, extra_args=[*raw, *no_play])
+            runner = TeamRunner(right, run_dir, env=env, extra_args=[*raw, *no_play], one_process=args.one_process)
             runner.start(stagger=0.2)
             runners.append(runner)
             _wait_players(trainer, watcher, 2 * len(ours.players), timeout=90.0, log=log)

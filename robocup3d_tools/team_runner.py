@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -23,6 +24,7 @@ __all__ = ['TeamRunner', 'main']
 @dataclass
 class _Proc:
     player: PlayerConfig
+    team: list[PlayerConfig] = field(default_factory=list)  # every player, when one process runs them all
     popen: subprocess.Popen | None = None
     restarts: int = 0
     started: float = 0.0
@@ -31,7 +33,7 @@ class _Proc:
 
 @dataclass
 class TeamRunner:
-    """Runs one process per player; restarts a player whose process dies."""
+    """Runs one process per player (or one for the whole team); restarts a process that dies."""
 
     config: TeamConfig
     log_dir: Path
@@ -39,6 +41,7 @@ class TeamRunner:
     extra_args: list[str] = field(default_factory=list)
     max_restarts: int = 5
     clock_player: int | None = None  # which player publishes /clock
+    one_process: bool = False  # every player in one process (robocup3d_tools.team_process)
     _procs: list[_Proc] = field(default_factory=list)
 
     def command(self, p: PlayerConfig) -> list[str]:
@@ -48,9 +51,22 @@ class TeamRunner:
         cmd += self.extra_args
         return cmd
 
+    def team_command(self, players: list[PlayerConfig]) -> list[str]:
+        """The command line that starts ``players`` in one process."""
+        cmd = [sys.executable, '-m', 'robocup3d_tools.team_process']
+        for p in players:
+            cmd += ['--player', shlex.join(self.command(p)[3:])]
+        return cmd
+
     def start(self, stagger: float = 0.1) -> None:
         """Start every player (goalie first)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.one_process:
+            players = list(self.config.players)
+            proc = _Proc(players[0], team=players, log=self.log_dir / f'{self.config.team}.log')
+            self._spawn(proc)
+            self._procs.append(proc)
+            return
         for p in self.config.players:
             proc = _Proc(p, log=self.log_dir / f'{self.config.team}_p{p.unum}.log')
             self._spawn(proc)
@@ -60,9 +76,8 @@ class TeamRunner:
     def _spawn(self, proc: _Proc) -> None:
         env = {**self.env, SECRET_ENV: self.config.secret} if self.config.secret else self.env
         with open(proc.log, 'ab') as log:
-            proc.popen = subprocess.Popen(
-                self.command(proc.player), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
+            cmd = self.team_command(proc.team) if proc.team else self.command(proc.player)
+            proc.popen = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         proc.started = time.monotonic()
 
     def poll(self) -> list[str]:
@@ -76,16 +91,20 @@ class TeamRunner:
                 continue
             proc.restarts += 1
             events.append(
-                f'{self.config.team} #{proc.player.unum} exited with {code}; restart {proc.restarts}'
+                f'{self.config.team} {self._who(proc)} exited with {code}; restart {proc.restarts}'
                 f'/{self.max_restarts} (log: {proc.log})'
             )
             self._spawn(proc)
         return events
 
+    @staticmethod
+    def _who(proc: _Proc) -> str:
+        return 'process of the whole team' if proc.team else f'#{proc.player.unum}'
+
     @property
     def restarts(self) -> dict[int, int]:
         """Restarts per player number."""
-        return {p.player.unum: p.restarts for p in self._procs}
+        return {p.unum: proc.restarts for proc in self._procs for p in (proc.team or [proc.player])}
 
     @property
     def pids(self) -> list[int]:
@@ -119,6 +138,9 @@ def team_parser() -> argparse.ArgumentParser:
     p.add_argument('--players', type=int, default=None, help='only the first N players of the config')
     p.add_argument('--log-dir', default='runs/team', help='where player logs go')
     p.add_argument('--no-raw', action='store_true', help='players do not publish raw strings')
+    p.add_argument(
+        '--one-process', action='store_true', help='all players in one process (default: one process per player)'
+    )
     p.add_argument('--record', metavar='DIR', default=None, help='record the team into a rosbag2 bag (MCAP) in DIR')
     p.add_argument(
         '--record-all',
@@ -160,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f'robocup3d team: {exc}', file=sys.stderr)
         return 2
-    runner = TeamRunner(cfg, Path(args.log_dir), extra_args=['--no-raw'] if args.no_raw else [])
+    runner = TeamRunner(
+        cfg, Path(args.log_dir), extra_args=['--no-raw'] if args.no_raw else [], one_process=args.one_process
+    )
     stop = False
 
     def _stop(*_: object) -> None:

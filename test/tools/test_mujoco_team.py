@@ -28,8 +28,9 @@ def _ns(unum: int) -> str:
     return f'/{TEAM}/p{unum}'
 
 
-@pytest.fixture
-def team(mujoco_server, tmp_path):
+@pytest.fixture(params=['process per player', 'one process'])
+def team(request, mujoco_server, tmp_path):
+    """The team runner with its players, one process each or the whole team in one."""
     aport, trainer = mujoco_server
     cmd = [
         sys.executable,
@@ -44,6 +45,7 @@ def team(mujoco_server, tmp_path):
         TEAM,
         '--log-dir',
         str(tmp_path / 'logs'),
+        *(['--one-process'] if request.param == 'one process' else []),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield trainer, proc, tmp_path / 'logs'
