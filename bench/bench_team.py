@@ -53,6 +53,7 @@ class _Late:
         rclpy.init(args=[])
         self.node = rclpy.create_node('bench_team')
         self.values: dict[str, tuple[int, int]] = {}
+        self.p99: dict[str, float] = {}  # each bridge's perceive-to-act latency p99 (its recent cycles), ms
         self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on, 50)
         self.capture = None
         if capture is not None:  # one player's server messages, one a line
@@ -65,6 +66,7 @@ class _Late:
             if st.name.endswith('/bridge'):
                 kv = {k.key: k.value for k in st.values}
                 self.values[st.name] = (int(kv.get('replies_fallback', 0)), int(kv.get('replies_on_time', 0)))
+                self.p99[st.name] = float(kv.get('latency_p99_ms', 'nan'))
 
     def spin(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -137,6 +139,7 @@ def simspark_team(
     profile: int | None = None,
     profile_out: Path | None = None,
     capture: Path | None = None,
+    one_process: bool = False,
 ) -> None:
     """11 Nao on rcssserver3d playing (the ball put elsewhere every ``move_ball`` s, so they all walk):
     CPU of each player process and of the server, late replies and how far they walked; with ``profile``,
@@ -167,7 +170,7 @@ def simspark_team(
         trainer.listeners.append(paths)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
         # raw/percept only for the capture's subscriber (a bridge publishes it only to a subscriber)
-        runner = TeamRunner(cfg, run / 'logs', extra_args=[] if capture else ['--no-raw'])
+        runner = TeamRunner(cfg, run / 'logs', extra_args=[] if capture else ['--no-raw'], one_process=one_process)
         runner.start(stagger=0.2)  # the bridges' join gate lets one player join rcssserver3d at a time
         trainer.wait_for(lambda s: s.play_mode is not None, 10)
         # every player up (its bridge reports on /diagnostics once its process spins), so that no player's start-up
@@ -212,17 +215,30 @@ def simspark_team(
         game = (trainer.state.game_time or 0.0) - (t0 or 0.0)
         cycles = game / 0.02 if game > 0 else wall / 0.02
         per = sorted((c1[p] - c0[p]) * 1e3 / cycles for p in runner.pids)
+        team_ms = sum(per)  # CPU of all the players per cycle
+        players = len(cfg.players)
         fallback = sum(v[0] - l0.get(k, (0, 0))[0] for k, v in late.values.items())
         on_time = sum(v[1] - l0.get(k, (0, 0))[1] for k, v in late.values.items())
         walked = sorted(paths.length.values())
         print(
-            f'{len(per)} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles, real-time factor '
+            f'{players} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles, real-time factor '
             f'{cycles * 0.02 / wall:.2f}); ball moved every {move_ball:g} s'
         )
-        print(f'CPU per player per cycle: median {per[len(per) // 2]:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
-        print(f'all {len(per)} players together: {sum(per) / 20:.2f} of a core at real time')
+        if one_process:
+            print(f'all {players} players in one process: {team_ms / players:.2f} ms per player-cycle')
+        else:
+            median = per[len(per) // 2]
+            print(f'CPU per player per cycle: median {median:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
+            print(f'mean per player-cycle: {team_ms / players:.2f} ms')
+        print(f'all {players} players together: {team_ms / 20:.2f} of a core at real time')
         print(f'CPU of the server per cycle: {(c1[server.pid] - c0[server.pid]) * 1e3 / cycles:.2f} ms')
         print(f'late replies: {fallback} of {fallback + on_time} ({len(late.values)} bridges reporting)')
+        p99 = sorted(late.p99.values())
+        if p99:
+            print(
+                f'perceive-to-act latency p99 (each bridge, its recent cycles): median {p99[len(p99) // 2]:.2f} ms, '
+                f'max {p99[-1]:.2f} ms'
+            )
         if walked:
             print(
                 f'walked (torso on the ground, sampled each second): median {walked[len(walked) // 2]:.1f} m, '
@@ -269,9 +285,16 @@ def main() -> None:
     ap.add_argument('--profile', type=int, metavar='UNUM', help='simspark: sample this player with py-spy')
     ap.add_argument('--profile-out', type=Path, metavar='FILE', help="keep py-spy's raw stacks here")
     ap.add_argument('--capture', type=Path, metavar='FILE', help="write the profiled player's server messages here")
+    ap.add_argument(
+        '--one-process', action='store_true', help='each team in one process (robocup3d team --one-process)'
+    )
     opts = ap.parse_args()
+    if opts.one_process and opts.profile is not None:
+        ap.error('--profile samples one player process; with --one-process there is none')
     if opts.server == 'simspark':
-        simspark_team(opts.duration, opts.move_ball, opts.seed, opts.profile, opts.profile_out, opts.capture)
+        simspark_team(
+            opts.duration, opts.move_ball, opts.seed, opts.profile, opts.profile_out, opts.capture, opts.one_process
+        )
         return
     teams = ('BenchL', 'BenchR')
     args = match_parser().parse_args(
@@ -286,6 +309,7 @@ def main() -> None:
             *teams,
             '--run-dir',
             '/tmp/bench_team',
+            *(['--one-process'] if opts.one_process else []),
         ]
     )
     marks: dict[str, dict[int, float]] = {}
@@ -293,7 +317,7 @@ def main() -> None:
     def log(line: str) -> None:
         print(line, flush=True)
         if 'kick-off' in line or line.startswith('play ended'):
-            players = _pids(f'robocup3d_tools.player .*--team ({teams[0]}|{teams[1]}) ')
+            players = _pids(f'robocup3d_tools.(player|team_process) .*--team ({teams[0]}|{teams[1]}) ')
             server = _pids('rcssservermj --host 127.0.0.1')
             marks['start' if 'kick-off' in line else 'end'] = {p: cpu_seconds(p) for p in players + server}
             marks.setdefault('players', {}).update(dict.fromkeys(players, 1))
@@ -306,6 +330,7 @@ def main() -> None:
     per_player = [(end[p] - start[p]) * 1e3 / cycles for p in marks.get('players', {}) if p in start and p in end]
     server = [(end[p] - start[p]) * 1e3 / cycles for p in marks.get('server', {}) if p in start and p in end]
     print(f'\n{len(per_player)} player processes, {cycles:.0f} cycles of play')
+    print(f'CPU per player-cycle, all players: {sum(per_player) / (2 * opts.players):.2f} ms')
     if per_player:
         per_player.sort()
         print(
