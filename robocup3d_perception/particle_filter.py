@@ -137,6 +137,9 @@ class SelfLocator:
         n = self.p.particles
         self.particles = np.empty((n, 3))
         self.weights = np.full(n, 1.0 / n)
+        # motion not yet applied to the particles: step x, y (in the heading at its start), yaw, the steps'
+        # summed squares, the diffusion's summed variances in x/y and yaw (predict, _move_particles)
+        self._queue = [0.0] * 6
         self.spread_uniform()
         self.last_score = -10.0  # per-observation log-likelihood of the estimate at the last See
         self.kidnaps = 0
@@ -158,6 +161,7 @@ class SelfLocator:
         self._ref = self.particles[0].copy()
         self._estimate = None
         self.resting = False
+        self._queue = [0.0] * 6
 
     def reset_to(self, x: float, y: float, yaw: float, sigma_xy: float = 0.1, sigma_yaw: float = 0.1) -> None:
         """Put all particles around a known pose (e.g. after our own beam)."""
@@ -167,6 +171,7 @@ class SelfLocator:
         self._ref = np.array([x, y, yaw], dtype=float)
         self._estimate = None
         self.resting = False
+        self._queue = [0.0] * 6
 
     def _around(self, pose: np.ndarray, n: int, sigma_xy: float, sigma_yaw: float) -> np.ndarray:
         out = np.empty((n, 3))
@@ -180,24 +185,23 @@ class SelfLocator:
         """Move every particle by the odometry (torso frame) and the gyro's yaw change, plus diffusion.
 
         Headings are left unwrapped here (everything that compares them wraps). The
-        estimate moves by the same motion, its covariance grows by the diffusion.
+        estimate moves by the same motion, its covariance grows by the diffusion, at once. The
+        particles, read only by the next ``See``, move then (:meth:`_move_particles`): by the
+        cycles' motion composed, with the odometry's relative noise and the diffusion summed
+        over those cycles (the same spread, drawn once instead of every cycle).
         """
-        p, pr = self.particles, self.p
-        n = len(p)
+        pr = self.p
         moved = odometry is not None and (odometry.dx or odometry.dy)
-        if self.resting:
-            pass  # woken around the estimate when needed (see update)
-        elif moved:
-            c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
-            k = 1.0 + self.rng.normal(0.0, pr.odometry_noise, n)
-            p[:, 0] += k * (c * odometry.dx - s * odometry.dy)
-            p[:, 1] += k * (s * odometry.dx + c * odometry.dy)
         if not self.resting:
-            noise = self.rng.normal(0.0, 1.0, (n, 3))
-            noise[:, :2] *= pr.diffusion_xy * noise_scale
-            noise[:, 2] *= pr.diffusion_yaw * noise_scale
-            noise[:, 2] += yaw_delta
-            p += noise
+            q = self._queue
+            if moved:  # the step in the frame of the heading when the queue began
+                c, s = math.cos(q[2]), math.sin(q[2])
+                q[0] += c * odometry.dx - s * odometry.dy
+                q[1] += s * odometry.dx + c * odometry.dy
+                q[3] += odometry.dx * odometry.dx + odometry.dy * odometry.dy
+            q[2] += yaw_delta
+            q[4] += (pr.diffusion_xy * noise_scale) ** 2
+            q[5] += (pr.diffusion_yaw * noise_scale) ** 2
         for r in (self._ref, None if self._estimate is None else self._estimate[0]):
             if r is None:
                 continue
@@ -212,6 +216,27 @@ class SelfLocator:
             cov[0, 0] += dxy * dxy
             cov[1, 1] += dxy * dxy
             cov[2, 2] += dyaw * dyaw
+
+    def _move_particles(self) -> None:
+        """Apply the motion :meth:`predict` queued since the particles last moved."""
+        dx, dy, dyaw, odo_sq, var_xy, var_yaw = self._queue
+        if not var_xy and not var_yaw and not dyaw and not odo_sq:
+            return
+        self._queue = [0.0] * 6
+        p = self.particles
+        n = len(p)
+        step = math.hypot(dx, dy)
+        if step > 1e-12:
+            c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
+            # each cycle's step scaled by 1 + N(0, odometry_noise): the sum's spread along the whole step
+            k = 1.0 + self.rng.normal(0.0, self.p.odometry_noise * math.sqrt(odo_sq) / step, n)
+            p[:, 0] += k * (c * dx - s * dy)
+            p[:, 1] += k * (s * dx + c * dy)
+        noise = self.rng.normal(0.0, 1.0, (n, 3))
+        noise[:, :2] *= math.sqrt(var_xy)
+        noise[:, 2] *= math.sqrt(var_yaw)
+        noise[:, 2] += dyaw
+        p += noise
 
     # -- observation ----------------------------------------------------------------
 
@@ -313,6 +338,7 @@ class SelfLocator:
             return
         if self.resting:
             self._wake()
+        self._move_particles()
         before, self._estimate = self._estimate, None
         score_before = self.last_score
         n = len(self.particles)
@@ -427,6 +453,7 @@ class SelfLocator:
         self.particles = self._around(pose, n, sxy, max(math.sqrt(max(cov[2, 2], 0.0)), 0.03))
         self.weights = np.full(n, 1.0 / n)
         self.resting = False
+        self._queue = [0.0] * 6
 
     def _particle_count(self, estimate: tuple[np.ndarray, np.ndarray, float] | None) -> int:
         """Fewer particles while the estimate (before this update) was tight and fits well, all otherwise."""
@@ -464,6 +491,7 @@ class SelfLocator:
         if self._estimate is not None:
             pose, cov, share = self._estimate
             return pose.copy(), cov.copy(), share
+        self._move_particles()
         p, w = self.particles, self.weights
         ref = self._ref
         near = (np.hypot(p[:, 0] - ref[0], p[:, 1] - ref[1]) < 0.6) & (np.abs(_wrap(p[:, 2] - ref[2])) < 0.4)
