@@ -30,9 +30,12 @@ its line (the world model's ``ball/stop``), not only to where the ball is.
 
 **No double touch.** The player who took our set play may not touch the ball again until
 another player has, however long that takes (both servers give the opponents a free kick for
-it): every player keeps it off the ball (:class:`Decider`) until another robot came within
-:data:`TOUCH` of the ball, or for :data:`RETOUCH_BAN` s at most (against a touch the world
-model missed). A player that was not near the ball's spot when play went on did not take it
+it): every player keeps it off the ball (:class:`Decider`) until the ball moved by :data:`MOVED`
+while another robot was within :data:`TOUCH` of it (or had been in the last :data:`NEAR_MEMORY` s),
+or for :data:`RETOUCH_BAN` s at most (against a touch the world model missed). A robot standing at
+the ball is no touch: an opponent at a kick-off ball that our taker had only nudged stood 0.2 m from
+it for a second, the ban ended, our taker touched it again, and rcssserver3d gave them a free kick
+(session 34). A player that was not near the ball's spot when play went on did not take it
 (a trainer's or the referee's drop ball ends a set play too).
 """
 
@@ -55,6 +58,8 @@ REFRESH = 1.0  # s: the same request is sent again after this long (with where t
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
 SEEK_NEAR = 2.0  # m: the on-ball player that lost a ball further than this walks to where it was, nearer it turns
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
+MOVED = 0.2  # m the ball moves while another robot is near it: that robot touched it
+NEAR_MEMORY = 1.0  # s another robot counts as near the ball after it was last seen within TOUCH of it
 RETOUCH_BAN = 60.0  # s at most a set play's taker is kept off the ball (20 s was too short: a foul in a 3 v 3)
 TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's spot as play went on did not take it
 TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
@@ -396,6 +401,8 @@ class Decider:
         self._taken_at = -math.inf
         self._ours_since = -math.inf  # when our set play began
         self._timed_out = False  # our last set play ended by its time running out (nobody touched the ball)
+        self._near_at = -math.inf  # when another robot was last within TOUCH of the ball (the taker banned)
+        self._ball_when_near: tuple[float, float] | None = None  # the ball as another robot came near it
 
     def decide(self, s: Situation, now: float, task: dict | None = None) -> MotionRequest | None:
         """The request to send now, or None; ``task``: ``motion_state``'s task."""
@@ -466,7 +473,20 @@ class Decider:
         if (
             s.phase != 'play_on'
             or now - self._taken_at > RETOUCH_BAN
-            or (s.ball is not None and any(_dist(p, s.ball) < TOUCH for p in others))
+            or self._touched_by_another(s, others, now)
             or (untouched and self._timed_out and now - self._taken_at > 3.0)
         ):
             self.taker = None
+            self._ball_when_near = None
+
+    def _touched_by_another(self, s: Situation, others: list[tuple[float, float]], now: float) -> bool:
+        """The ball moved by :data:`MOVED` while another robot was near it (see the module doc)."""
+        if s.ball is None:
+            return False
+        if any(_dist(p, s.ball) < TOUCH for p in others):
+            if self._ball_when_near is None or now - self._near_at > NEAR_MEMORY:
+                self._ball_when_near = s.ball
+            self._near_at = now
+        elif now - self._near_at > NEAR_MEMORY:
+            self._ball_when_near = None
+        return self._ball_when_near is not None and _dist(s.ball, self._ball_when_near) >= MOVED

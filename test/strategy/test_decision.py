@@ -153,16 +153,37 @@ def test_the_set_play_taker_keeps_off_the_ball_until_another_player_touches_it()
     assert d.taker == 3 and d.role == 'supporter'
     d.decide(kicked, 5.0)
     assert d.role == 'supporter'
-    # the teammate reaches the ball: it is his touch, and we may play again
+    # the teammate reaches the ball: standing at it is no touch yet
     d.decide(situation(pose=(-0.2, 0.0, 0.0), ball=(1.0, 0.3), mates=[Mate(4, 1.2, 0.3)]), 6.0)
+    d.decide(situation(pose=(-0.2, 0.0, 0.0), ball=(1.05, 0.3), mates=[Mate(4, 1.2, 0.3)]), 6.4)
+    assert d.taker == 3
+    # it plays the ball (seen already 0.7 m off when the ball moved): his touch, and we may play again
+    d.decide(situation(pose=(-0.2, 0.0, 0.0), ball=(2.5, 0.3), mates=[Mate(4, 1.8, 0.3)]), 6.8)
     assert d.taker is None
-    d.decide(situation(pose=(0.8, 0.3, 0.0), ball=(1.0, 0.3), mates=[Mate(4, 3.0, 3.0)]), 6.2)
+    d.decide(situation(pose=(0.8, 0.3, 0.0), ball=(1.0, 0.3), mates=[Mate(4, 3.0, 3.0)]), 7.0)
     assert d.role == 'striker'
     # a teammate's view is the same: it takes the ball while the taker may not
     other = Decider()
     other.decide(situation(unum=4, phase='ours', pose=(-3.0, 2.0, 0.0), mates=[Mate(3, -0.3, 0.0)]), 0.0)
     other.decide(situation(unum=4, pose=(-3.0, 2.0, 0.0), ball=(1.0, 0.3), mates=[Mate(3, -0.2, 0.0)]), 0.4)
     assert other.taker == 3 and other.role == 'striker'
+
+
+def test_an_opponent_standing_at_a_nudged_kick_off_ball_does_not_end_the_ban() -> None:
+    """Session 34 (rcssserver3d, against UT Austin Villa): our taker nudged the kick-off ball 10 cm; an opponent
+    stood 0.2 m from it for a second without touching it; the ban ended, our taker touched the ball again and
+    the server gave them a free kick. The ban ends when the ball moves by the opponent's touch."""
+    mate = Mate(4, -3.0, 2.0)
+    d = Decider()
+    d.decide(situation(phase='ours', pose=(-0.25, 0.0, 0.0), mates=[mate]), 0.0)
+    d.decide(situation(pose=(-0.25, 0.0, 0.0), ball=(-0.04, 0.09), mates=[mate]), 0.4)
+    assert d.taker == 3
+    for i in range(10):  # the opponent walks up to the ball and stands there
+        opponent = [(0.6 - 0.04 * i, 0.1)]
+        d.decide(situation(pose=(-0.25, 0.0, 0.0), ball=(-0.04, 0.09), mates=[mate], opponents=opponent), 4.0 + i * 0.2)
+    assert d.taker == 3 and d.role == 'supporter'
+    d.decide(situation(pose=(-0.25, 0.0, 0.0), ball=(0.4, -0.3), mates=[mate], opponents=[(0.3, 0.0)]), 6.2)
+    assert d.taker is None
 
 
 def test_the_ban_lasts_until_another_touch_and_binds_only_a_player_who_was_at_the_ball() -> None:
