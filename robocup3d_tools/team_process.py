@@ -29,8 +29,8 @@ from robocup3d_tools.servers import end_with_parent
 
 __all__ = ['MAX_RESTARTS', 'main']
 
-MAX_RESTARTS = 5  # rebuilds of one player before it is left out
-_CHECK_PERIOD = 0.5  # s between two looks for a player whose link died
+MAX_RESTARTS = 5  # new link threads for one player before it is left out
+_CHECK_PERIOD = 0.5  # s between two looks for a player whose link thread died
 
 
 class _Player:
@@ -42,6 +42,7 @@ class _Player:
         self.restarts = 0
 
     def build(self, executor: object) -> None:
+        """Make the player's nodes (their bridge restarts its link instead of ending the process) and spin them."""
         self.nodes = [make() for make in player_factories(self.args)]
         for node in self.nodes:
             if isinstance(node, BridgeNode):
@@ -49,6 +50,7 @@ class _Player:
             executor.add_node(node)
 
     def bridge(self) -> BridgeNode | None:
+        """The player's bridge (None before it is built)."""
         return next((n for n in self.nodes if isinstance(n, BridgeNode)), None)
 
 
