@@ -161,7 +161,7 @@ class SelfLocator:
         self._ref = self.particles[0].copy()
         self._estimate = None
         self.resting = False
-        self._queue = [0.0] * 6
+        self._drop_motion()
 
     def reset_to(self, x: float, y: float, yaw: float, sigma_xy: float = 0.1, sigma_yaw: float = 0.1) -> None:
         """Put all particles around a known pose (e.g. after our own beam)."""
@@ -171,7 +171,7 @@ class SelfLocator:
         self._ref = np.array([x, y, yaw], dtype=float)
         self._estimate = None
         self.resting = False
-        self._queue = [0.0] * 6
+        self._drop_motion()
 
     def _around(self, pose: np.ndarray, n: int, sigma_xy: float, sigma_yaw: float) -> np.ndarray:
         out = np.empty((n, 3))
@@ -217,12 +217,16 @@ class SelfLocator:
             cov[1, 1] += dxy * dxy
             cov[2, 2] += dyaw * dyaw
 
+    def _drop_motion(self) -> None:
+        """Forget the queued motion: the particles have taken it, or were placed anew."""
+        self._queue = [0.0] * 6
+
     def _move_particles(self) -> None:
         """Apply the motion :meth:`predict` queued since the particles last moved."""
         dx, dy, dyaw, odo_sq, var_xy, var_yaw = self._queue
         if not var_xy and not var_yaw and not dyaw and not odo_sq:
             return
-        self._queue = [0.0] * 6
+        self._drop_motion()
         p = self.particles
         n = len(p)
         step = math.hypot(dx, dy)
@@ -453,7 +457,7 @@ class SelfLocator:
         self.particles = self._around(pose, n, sxy, max(math.sqrt(max(cov[2, 2], 0.0)), 0.03))
         self.weights = np.full(n, 1.0 / n)
         self.resting = False
-        self._queue = [0.0] * 6
+        self._drop_motion()
 
     def _particle_count(self, estimate: tuple[np.ndarray, np.ndarray, float] | None) -> int:
         """Fewer particles while the estimate (before this update) was tight and fits well, all otherwise."""
