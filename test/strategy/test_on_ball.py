@@ -173,3 +173,13 @@ def test_a_set_play_never_passes_with_a_kick_of_chosen_length() -> None:
     assert choose((0.0, 0.0), kicks=(PASS,), mates=mates).reason == 'pass 4'  # in play it would
     c = choose((0.0, 0.0), kicks=(PASS, NAO_KICK), mates=mates, set_play=True)
     assert c.request.kick != 'pass'
+
+
+def test_a_set_play_kicks_from_the_stand_where_the_robot_has_such_a_kick() -> None:
+    """No hurry at a set play: a Nao takes its long kick from the stand, though its quick kick from the walk goes a
+    little further; in play the clear takes the longer one."""
+    quick = KickReach('quick', 4.70, 0.3, from_stand=False)  # a Nao type 4's (config/kicks.yaml)
+    long = KickReach('long', 4.58, 0.13)
+    assert choose((0.0, 0.0), kicks=(quick, long), set_play=True).request.kick == 'long'
+    assert choose((-24.0, 0.0), kicks=(quick, long), opponents=[(-23.0, 0.5)]).request.kick == 'quick'  # a clear
+    assert choose((0.0, 0.0), kicks=(quick,), set_play=True).request.kick == 'quick'  # the only one
