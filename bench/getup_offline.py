@@ -7,7 +7,7 @@
 
 The scene and the actuators are RCSSServerMJ's (its ``world.xml`` and ``robot.xml``, 4 substeps of 5 ms per
 20 ms cycle, the PD law of ``BaseSimulation.ctrl_motor`` on the shared joint with its torque limit); the
-controller is the real :class:`~robocup3d_motion.motion_node.MotionCore`, whose command takes effect one
+controller is the real :class:`~robocup3d_motion.core.MotionCore`, whose command takes effect one
 cycle later. A trial lays the robot down as ``getup_tasks`` does and times it from the fall report to
 the start of 0.5 s upright. ``noise`` perturbs the joints at the lay-down, its height and tilt, and drops a
 command now and then, standing in for what this model lacks. Its verdicts carried over to the server only
@@ -41,8 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from robocup3d_description.robots import mujoco_robot  # noqa: E402
+from robocup3d_motion.core import MotionCore  # noqa: E402
 from robocup3d_motion.getup import DATA_DIR, KeyframeSkill, load_keyframe_skill  # noqa: E402
-from robocup3d_motion.motion_node import MotionCore  # noqa: E402
 from robocup3d_tools.getup_search import keyframe_space  # noqa: E402
 from robocup3d_tools.optimize_config import load_optimize_config  # noqa: E402
 

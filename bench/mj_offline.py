@@ -66,9 +66,9 @@ class Offline:
     def new_core(self) -> None:
         """A fresh motion core (the walk sets of :attr:`walk_file`: the shipped ``walk.yaml`` unless set)."""
         from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+        from robocup3d_motion.core import MotionCore  # noqa: PLC0415
         from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config  # noqa: PLC0415
         from robocup3d_motion.motion_config import load_walk_config  # noqa: PLC0415
-        from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
 
         kicks = ball_skills_for(load_kicks_config('kicks.yaml'), self.robot, 0, 'mujoco')
         walk = load_walk_config(self.walk_file or 'walk.yaml')

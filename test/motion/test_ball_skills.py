@@ -27,6 +27,7 @@ from robocup3d_motion.ball_skills import (
     to_robot,
     window_point,
 )
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.kick_config import (
     ApproachSpec,
     BallSkills,
@@ -37,7 +38,6 @@ from robocup3d_motion.kick_config import (
     load_kicks_config,
 )
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
-from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
 from robocup3d_motion.walk import walk_sets
 from robocup3d_motion.walk_control import WalkCommander

@@ -131,7 +131,7 @@ def test_nao_side_falls_pick_the_side_getup_where_a_type_has_one(robot_type: int
     """Every type's skills hold GETUP_SIDE; types 2 and 3 switch it off (``$getup_side 0``) and play the back
     get-up after a side fall, as a robot without a side get-up does."""
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.core import MotionCore  # noqa: PLC0415
     from robocup3d_motion.skills.engine import load_nao_registry  # noqa: PLC0415
 
     assert 'GETUP_SIDE' in load_nao_registry(robot_type)
@@ -144,7 +144,7 @@ def test_nao_side_falls_pick_the_side_getup_where_a_type_has_one(robot_type: int
 
 def test_motion_core_switches_to_getup_and_refuses_bad_requests() -> None:
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.core import MotionCore  # noqa: PLC0415
 
     spec = mujoco_robot('T1')
     core = MotionCore(spec, load_config('robots.yaml'))
@@ -167,7 +167,7 @@ def test_motion_core_switches_to_getup_and_refuses_bad_requests() -> None:
 
 def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.core import MotionCore  # noqa: PLC0415
 
     core = MotionCore(nao(0), load_config('robots.yaml'))
     joints = dict.fromkeys(nao(0).joint_names, 0.0)
@@ -183,7 +183,7 @@ def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
 
 def _side_fall(cfg: dict, direction: str, rolling_s: float, robot_type: int = 0) -> tuple[float, str]:
     """A Nao lying ``direction`` (still rolling for ``rolling_s``): when its get-up started, and which skill."""
-    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.core import MotionCore  # noqa: PLC0415
 
     core = MotionCore(nao(robot_type), cfg)
     joints = dict.fromkeys(nao(robot_type).joint_names, 0.0)

@@ -10,9 +10,9 @@ import yaml
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.robots import robot_spec
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.gear import Gear, GearShift
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
-from robocup3d_motion.motion_node import MotionCore
 
 GEAR = Gear(fast='sprint')
 

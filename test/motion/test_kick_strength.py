@@ -9,10 +9,10 @@ import pytest
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.robots import robot_spec
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.getup import DATA_DIR, Keyframe, KeyframeSkill, blend_skills, check_blend, load_keyframe_skills
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
-from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.requests import Kick
 
 T1 = robot_spec('mujoco', 'T1', 0)

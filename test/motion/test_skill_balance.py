@@ -9,8 +9,8 @@ import pytest
 
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_description.robots import robot_spec
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.getup import SkillBalance, load_keyframe_skills
-from robocup3d_motion.motion_node import MotionCore
 
 D = math.radians
 

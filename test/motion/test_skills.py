@@ -679,7 +679,7 @@ def test_kick_strength_overrides_are_per_player() -> None:
 
 def test_motion_core_starts_a_skill_with_parameter_overrides() -> None:
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
-    from robocup3d_motion.motion_node import MotionCore  # noqa: PLC0415
+    from robocup3d_motion.core import MotionCore  # noqa: PLC0415
 
     core = MotionCore(nao(0), load_config('robots.yaml'))
     core.on_imu(0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 9.81), wall=0.0)

@@ -12,7 +12,7 @@ from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_description.body import body_for
 from robocup3d_description.kinematics import foot_pose
 from robocup3d_description.robots import robot_spec
-from robocup3d_motion.motion_node import MotionCore
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.walk import (
     WalkEngine,
     WalkParams,

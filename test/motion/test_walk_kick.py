@@ -12,9 +12,9 @@ from robocup3d_description.body import body_for
 from robocup3d_description.kinematics import foot_pose
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.ball_skills import Action, KickTask, View, kick_pose
+from robocup3d_motion.core import MotionCore
 from robocup3d_motion.kick_config import ApproachSpec, BallSkills, KickSpec, load_kicks_config
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
-from robocup3d_motion.motion_node import MotionCore
 from robocup3d_motion.requests import Kick
 from robocup3d_motion.walk import KickSwing, WalkEngine, walk_sets
 
