@@ -1,4 +1,4 @@
-"""``robocup3d optimize``: tune walk, get-up and kick parameters with CMA-ES on the real server.
+"""``robocup3d optimize``: tune walk, get-up, kick and dribble parameters with CMA-ES on the real server.
 
 Every candidate runs in a process of its own with its own server in sync mode (running as fast
 as it goes), the real player process and the server's ground truth for the score: RCSSServerMJ
@@ -27,6 +27,12 @@ walk of S s, as in play), scored as UT Austin Villa's kick optimization
 (:func:`~robocup3d_tools.kick_tasks.kick_score`): the distance along the wanted direction
 (``--direction``), with penalties for falls (``--fall-penalty`` m), touching the ball before the swing,
 backward or missed kicks and angle errors. The best is written to ``--out`` as a skill file.
+
+The dribble task (``dribble``) searches a robot's dribble in ``config/kicks.yaml`` (where the ball sits before the
+feet, the walk's speed through it, how far it may stray): ``--trials`` dribbles per candidate from 1 m behind the
+ball to a target 5 m beyond, scored by the ball's speed towards it with penalties for falls and for a ball more
+than 1 m away (:mod:`robocup3d_tools.dribble_search`). The best is written to ``--out`` as a kicks file
+(``robocup3d player --kicks-config FILE``).
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import yaml
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
+from robocup3d_tools.dribble_search import DRIBBLE_TASKS, dribble_score, dribble_space, run_dribble_candidate
 from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
 from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import FALL_PENALTY
@@ -80,7 +87,8 @@ def search_space(server: str, config: str = 'optimize.yaml') -> dict[str, tuple[
 
 WALK_TASKS = ('forward', 'sideways', 'turn', 'square', 'random', 'lineup', 'goto')
 GOTO_FALL = 0.1  # score per fall on a go-to course, on top of the time its get-up took (m/s)
-TASKS = WALK_TASKS + GETUP_TASKS + KICK_TASKS
+TASKS = WALK_TASKS + GETUP_TASKS + KICK_TASKS + DRIBBLE_TASKS
+DRIBBLE_DISTANCE = 5.0  # m from the ball to a dribble trial's target
 FAST = 'fast.'  # a searched name with this prefix is a value of the set's fast part (speed scheduling)
 
 
@@ -389,15 +397,20 @@ def optimize_getup(
     ``trace_file``: append every candidate (generation, score, values, result) to ``out`` with suffix ``.jsonl``.
     """
     who = 'nao' if server == 'simspark' else robot
-    kick = task in KICK_TASKS
+    kick, dribble = task in KICK_TASKS, task in DRIBBLE_TASKS
     kick_trials = kick_trials or KickTrials()
-    space = (kick_space if kick else getup_space)(task, who, robot_type, names, space_config)
+    if dribble:
+        space = dribble_space(who, names, space_config)
+        score_of = dribble_score
+    else:
+        space = (kick_space if kick else getup_space)(task, who, robot_type, names, space_config)
+        score_of = kick_trials.score if kick else getup_score
     written: list[Path] = [Path(out)]
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
         jobs = [(space, x, task, server, robot, robot_type, trials, gen + 1, kick_trials) for x in xs]
         results = pool.map(_skill_candidate, jobs)
-        scores = [(kick_trials.score if kick else getup_score)(r) for r in results]
+        scores = [score_of(r) for r in results]
         last[:] = results
         if trace_file:
             with open(Path(out).with_suffix('.jsonl'), 'a', encoding='utf-8') as trace:
@@ -406,8 +419,10 @@ def optimize_getup(
                     trace.write(json.dumps(row) + '\n')
         errors = [r['error'] for r in results if 'error' in r]
         why = f' (first: {errors[0]})' if errors else ''
-        if kick:
-            best_r = results[min(range(len(scores)), key=scores.__getitem__)]
+        best_r = results[min(range(len(scores)), key=scores.__getitem__)]
+        if dribble:
+            what = f'its mean speed {best_r.get("speed_mean")} m/s, falls {best_r.get("falls")}'
+        elif kick:
             what = (
                 f'its median {best_r.get("distance_median")} m, angle {best_r.get("angle_err_median")} deg, '
                 f'falls {best_r.get("falls")}; falls {sum(r.get("falls", 0) for r in results)} in all'
@@ -444,6 +459,8 @@ def _skill_candidate(job: tuple, domain: int) -> dict:
     space, x, task, server, robot, robot_type, trials, seed, kick_trials = job
     with tempfile.TemporaryDirectory(prefix='r3d_skill_') as tmp:
         path = space.write(x, Path(tmp) / 'candidate')
+        if task in DRIBBLE_TASKS:
+            return run_dribble_candidate(path, server, robot, robot_type, trials, seed, domain, DRIBBLE_DISTANCE)
         if task in KICK_TASKS:
             return run_kick_candidate(path, task, server, robot, robot_type, trials, seed, domain, kick_trials)
         return run_candidate(path, task, server, robot, robot_type, trials, seed, domain)
@@ -452,6 +469,11 @@ def _skill_candidate(job: tuple, domain: int) -> dict:
 def _getup_candidate(job: tuple, domain: int) -> dict:
     """One get-up candidate's trials (``job`` without the kick's trials; see :func:`_skill_candidate`)."""
     return _skill_candidate((*job, KickTrials()), domain)
+
+
+def _tuned(task: str) -> str:
+    """The default result file (a suffix follows) of a skill task."""
+    return 'kick_tuned' if task in KICK_TASKS else 'dribble_tuned' if task in DRIBBLE_TASKS else 'getup_tuned'
 
 
 def _domains(first: int, last: int = 0) -> range:
@@ -469,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         prog='robocup3d optimize',
         description=__doc__.split('\n')[0],
         epilog=f'tasks on both servers: walk {", ".join(WALK_TASKS)}; get-up {", ".join(GETUP_TASKS)}; '
-        f'kick {", ".join(KICK_TASKS)}',
+        f'kick {", ".join(KICK_TASKS)}; {", ".join(DRIBBLE_TASKS)}',
     )
     p.add_argument('--server', default='mujoco', choices=('mujoco', 'simspark'))
     p.add_argument('--robot', default='T1', choices=('T1', 'K1'), help='on mujoco (simspark: the Nao)')
@@ -505,8 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     walk.add_argument('--course-seeds', type=int, nargs='+', default=[1, 2], help='one random course per seed')
     walk.add_argument('--batch', type=int, default=1, help='candidates run one after the other in one session')
     walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl (all tasks)')
-    getup = p.add_argument_group('get-up and kick tasks')
-    getup.add_argument('--trials', type=int, default=3, help='knock-downs or kicks per candidate')
+    getup = p.add_argument_group('get-up, kick and dribble tasks')
+    getup.add_argument('--trials', type=int, default=3, help='knock-downs, kicks or dribbles per candidate')
     getup.add_argument('--noise', type=float, default=0.0, help='kicks: the ball within +-NOISE m of its spot')
     getup.add_argument('--walk-in', type=float, default=0.0, help='kicks: s the robot walks forward before each')
     getup.add_argument('--direction', type=float, default=0.0, help='kicks: wanted direction, deg left of the heading')
@@ -517,14 +539,14 @@ def main(argv: list[str] | None = None) -> int:
         '--fall-grace', type=float, default=0.0, help="kicks: m off a fall's penalty per s stood before it (<= 3 s)"
     )
     args = p.parse_args(argv)
-    getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS]
+    getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS or t in DRIBBLE_TASKS]
     if getups and (len(args.task) > 1):
-        p.error('a get-up or kick task runs alone (one skill at a time)')
+        p.error('a get-up, kick or dribble task runs alone (one skill at a time)')
     try:
         if getups:
             best, path = optimize_getup(
                 getups[0],
-                args.out or Path('kick_tuned' if getups[0] in KICK_TASKS else 'getup_tuned'),
+                args.out or Path(_tuned(getups[0])),
                 args.server,
                 args.robot,
                 args.robot_type,

@@ -3,7 +3,8 @@
 ``walk.<server>.<name>: [abs|rel, lo, hi]``; ``getup.<robot>``: ``step`` sizes, Nao ``bounds``
 per kind of value, T1/K1 ``mirror`` pairs and ``t_scale`` and the names searched per skill (``front``,
 ``back``) and per kick (``long``, ``quick``: names, or on the Nao a ``prefix`` of its
-``$parameters``). A bad file raises one :class:`~robocup3d_bridge.config_files.ConfigError` naming
+``$parameters``); ``dribble.<robot>``: the dribble's ``values`` searched within their ``bounds``. A bad file
+raises one :class:`~robocup3d_bridge.config_files.ConfigError` naming
 the file, the key and what is allowed (``robocup3d optimize`` prints it and exits 2).
 """
 
@@ -89,12 +90,21 @@ class KickSpace(SkillSpace):
     walk: list[Text] = Field(default_factory=list)
 
 
+class DribbleSpace(Section):
+    """One robot's dribble search (``config/kicks.yaml``: its ``dribble``): the values searched, each within
+    ``bounds``."""
+
+    values: list[Text] = Field(default_factory=list)
+    bounds: dict[str, Range] = Field(default_factory=dict)
+
+
 class OptimizeFile(Section):
     """The whole file."""
 
     walk: dict[str, dict[str, WalkRange]] = Field(default_factory=dict)
     getup: dict[str, GetupSpace] = Field(default_factory=dict)
     kick: dict[str, KickSpace] = Field(default_factory=dict)
+    dribble: dict[str, DribbleSpace] = Field(default_factory=dict)
 
 
 def load_optimize_config(name_or_path: str | Path = 'optimize.yaml') -> OptimizeFile:
