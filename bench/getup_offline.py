@@ -17,8 +17,15 @@ roughly before (docs/getup.md): a candidate found here must be timed there.
 a duration within 0.3-1.5 times the file's (the hold after the front roll, ``3.t``, 0.02-0.8 s), a joint within
 +-15 deg and its range, a left joint carrying its right twin; each candidate is scored by the mean over ``--trials``
 trials perturbed at ``--noise`` (new ones each generation) of the time to upright (``--until``), 12 s for a failure.
-The CMA mean of every generation is written to ``OUT.yaml``. ``--until upright`` times as ``bench_getup`` does (1 s
-upright, the get-up's last frames may still play), ``stand`` (the default) until the get-up is over.
+The CMA mean of every generation is written to ``OUT.yaml``, the best candidate so far (on its generation's trials) to
+``OUT.best.yaml``. ``--until upright`` times as ``bench_getup`` does (1 s upright, the get-up's last frames may still
+play), ``stand`` (the default) until the get-up is over.
+
+For a skill of a new shape (session 35: free frames of a get-up from prone, written by hand): ``--step`` widens the
+joints' range around the file's values, ``--shaped`` scores a failure by how far up it got (12 s plus up to 4 s: the
+best over the trial of the torso's height x its uprightness, halved the farther the CoM is from above the feet),
+``--direct`` fails a trial that plays GETUP_BACK (no roll onto the back), ``--timeout`` gives up a trial sooner.
+``--trace`` also prints the torso's pitch forward about the lay-down's lateral axis (90 prone, 180 head down).
 """
 
 from __future__ import annotations
@@ -100,6 +107,7 @@ class Sim:
         self.s_gyro = int(m.sensor_adr[idx(mujoco.mjtObj.mjOBJ_SENSOR, 'torso_gyro')])
         self.s_acc = int(m.sensor_adr[idx(mujoco.mjtObj.mjOBJ_SENSOR, 'torso_acc')])
         self.torso = torso
+        self.feet = [idx(mujoco.mjtObj.mjOBJ_BODY, n) for n in ('left_foot_link', 'right_foot_link')]
 
     def apply(self, targets: dict[str, float], kp: dict[str, float], kd: dict[str, float]) -> None:
         m, d = self.model, self.data
@@ -136,6 +144,24 @@ class Sim:
             f' | hip/knee/ankle/arm {legs} com z {com[2]:.2f} ahead {ahead:+.2f} foot up {fup:+.2f} foot z {fx[2]:.2f}'
         )
 
+    def _update_pitch(self, first: bool = False) -> None:
+        """``self.pitch``: the torso's pitch forward about its lateral axis at the lay-down (deg, unwrapped): 90
+        prone, 180 head down, 270 on the back after a roll forward; unwrapped only while the torso's up axis lies
+        near the plane of the lay-down's heading."""
+        r = self.data.xmat[self.torso]
+        up_h = r[2] * self.heading[0] + r[5] * self.heading[1]
+        a = math.degrees(math.atan2(up_h, r[8]))
+        if first:
+            self.pitch = a
+        elif math.hypot(up_h, r[8]) > 0.5:
+            self.pitch = a + 360.0 * round((self.pitch - a) / 360.0)
+
+    def com_off(self) -> float:
+        """The CoM's horizontal distance from the middle of the feet (m)."""
+        d = self.data
+        feet = 0.5 * (d.xpos[self.feet[0]] + d.xpos[self.feet[1]])
+        return float(np.linalg.norm(d.subtree_com[self.torso][:2] - feet[:2]))
+
     def upright(self) -> bool:
         z, up, _ = self.torso_state()
         return z > UPRIGHT_Z[self.robot] and up > 0.9
@@ -149,6 +175,7 @@ class Sim:
         timeout: float = 10.0,
         trace: bool = False,
         until: str = 'stand',
+        direct: bool = False,
     ) -> float | None:
         """Seconds from the fall report to 0.5 s upright with the get-up over (``until='stand'``), or to 1 s
         upright as ``bench_getup`` counts it, the get-up still playing or not (``until='upright'``); None if never."""
@@ -180,6 +207,8 @@ class Sim:
         spine = d.xmat[self.torso].reshape(3, 3)[:, 2]
         self.heading = np.array([spine[0], spine[1]]) / max(1e-6, math.hypot(spine[0], spine[1]))
         cmd, (kp, kd) = dict(hold), core.gains()
+        self._update_pitch(first=True)
+        self.best_up = 0.0
         fell_at: float | None = None
         up_since: float | None = None
         t = 0.0
@@ -190,21 +219,31 @@ class Sim:
             gyro = tuple(float(x) for x in d.sensordata[self.s_gyro : self.s_gyro + 3])
             acc = tuple(float(x) for x in d.sensordata[self.s_acc : self.s_acc + 3])
             core.on_imu(t, gyro, acc, t)
+            self._update_pitch()
             new = core.step(t, self.measured(), t)
             if not (noise and rng.random() < 0.1 * noise):
                 cmd = new
             kp, kd = core.gains()
+            if direct and core.skill == 'GETUP_BACK':  # --direct: a roll onto the back fails the trial
+                return None
             if fell_at is None:
                 if core.state.fallen:
                     fell_at = t
                 elif t > 4.0:
                     return None
                 continue
+            z, up, _ = self.torso_state()
+            if up > 0.0:  # how far up, the more the nearer the CoM is to above the feet
+                over = math.exp(-self.com_off() / 0.1)
+                self.best_up = max(self.best_up, min(1.0, z / UPRIGHT_Z[self.robot]) * up * (0.5 + 0.5 * over))
             if trace and n % 5 == 0:
                 z, up, chest = self.torso_state()
                 tilt = math.degrees(math.acos(max(-1.0, min(1.0, up))))
                 extra = self.extra()
-                print(f'  {t - fell_at:5.2f} z {z:5.2f} tilt {tilt:4.0f} chest {chest:+5.2f} {core.skill}{extra}')
+                print(
+                    f'  {t - fell_at:5.2f} z {z:5.2f} tilt {tilt:4.0f} pitch {self.pitch:4.0f} chest {chest:+5.2f} '
+                    f'{core.skill}{extra}'
+                )
             bench = until == 'upright'
             if self.upright() and (bench or not (core.state.fallen or core.is_getup)):
                 up_since = t if up_since is None else up_since
@@ -218,7 +257,8 @@ class Sim:
 
 
 FAIL_S = 12.0
-STEP_DEG = 15.0  # a joint within this of the file's value
+STEP_DEG = 15.0  # a joint within this of the file's value (--step)
+SHAPED_S = 4.0  # s: --shaped adds this times (1 - how far up a failure got) to FAIL_S
 T_SCALE = (0.3, 1.5)  # a duration within these times the file's
 FRONT_HOLD = (0.02, 0.8)  # s: the hold after the front roll (3.t)
 
@@ -234,6 +274,10 @@ def search(
     out: Path,
     noise: float = 1.0,
     until: str = 'stand',
+    step: float = STEP_DEG,
+    shaped: bool = False,
+    timeout: float = 10.0,
+    direct: bool = False,
 ) -> None:
     """CMA-ES over ``names`` of the skill file ``path`` (see the module doc); its mean to ``out``.yaml.
 
@@ -242,7 +286,7 @@ def search(
     import cma  # noqa: PLC0415 - only for a search
 
     mirror = load_optimize_config('optimize.yaml').getup[sim.robot].model_dump().get('mirror') or {}
-    config = {'step': {'default': STEP_DEG}, 't_scale': T_SCALE, 'mirror': mirror}
+    config = {'step': {'default': step}, 't_scale': T_SCALE, 'mirror': mirror}
     space = keyframe_space(sim.robot, direction, path, names, config)
     if direction == 'front' and '3.t' in names:
         i = names.index('3.t')
@@ -253,11 +297,15 @@ def search(
 
     def score(x: list[float], seeds: list[int]) -> tuple[float, int]:
         skill = load_keyframe_skill(space.write(x, tmp), sim.spec)
-        times = [sim.trial({skill.name: skill}, direction, s, noise, until=until) for s in seeds]
-        return sum(FAIL_S if t is None else t for t in times) / len(times), sum(
+        times, fails = [], 0.0
+        for s in seeds:
+            times.append(sim.trial({skill.name: skill}, direction, s, noise, timeout, until=until, direct=direct))
+            fails += FAIL_S + (SHAPED_S * (1.0 - sim.best_up) if shaped else 0.0) if times[-1] is None else 0.0
+        return (sum(t for t in times if t is not None) + fails) / len(times), sum(
             t is not None and t < 5.0 for t in times
         )
 
+    best_ever = (math.inf, None)
     es = cma.CMAEvolutionStrategy(space.x0(), sigma, {'bounds': [0, 1], 'popsize': 10, 'seed': 3, 'verbose': -9})
     for g in range(generations):
         seeds = [5000 + 100 * g + k for k in range(trials)]
@@ -265,6 +313,10 @@ def search(
         res = [score(x, seeds) for x in xs]
         es.tell(xs, [r[0] for r in res])
         best = min(res)
+        i = min(range(len(res)), key=lambda k: res[k][0])
+        if res[i][0] < best_ever[0]:  # the best candidate so far (scored on its generation's trials only)
+            best_ever = (res[i][0], xs[i])
+            space.write(xs[i], out.with_suffix('.best.yaml'), f'generation {g}: {res[i][0]:.2f} ({res[i][1]} clean)')
         mean = score(es.mean, seeds)
         print(
             f'gen {g} best {best[0]:.2f} ({best[1]}/{trials} clean) mean {mean[0]:.2f} ({mean[1]}/{trials})', flush=True
@@ -292,6 +344,14 @@ def main() -> int:
     ap.add_argument('--generations', type=int, default=40)
     ap.add_argument('--sigma', type=float, default=0.08)
     ap.add_argument('--out', type=Path, default=Path('getup_candidate'))
+    ap.add_argument('--step', type=float, default=STEP_DEG, help='--search: a joint within this (deg) of the file')
+    ap.add_argument(
+        '--shaped',
+        action='store_true',
+        help='--search: a failure scores more the less far up it got (the best torso height x uprightness)',
+    )
+    ap.add_argument('--direct', action='store_true', help='a trial that plays GETUP_BACK fails (front: no roll)')
+    ap.add_argument('--timeout', type=float, default=10.0, help='s from the fall report to give up a trial')
     args = ap.parse_args()
     sim = Sim(args.robot)
     if args.search:
@@ -307,12 +367,18 @@ def main() -> int:
             args.out,
             args.noise,
             args.until,
+            args.step,
+            args.shaped,
+            args.timeout,
+            args.direct,
         )
         return 0
     skills = {s.name: s for s in (load_keyframe_skill(f, sim.spec) for f in args.skill)}
     times = []
     for s in range(args.seed, args.seed + args.trials):
-        took = sim.trial(skills, args.direction, s, args.noise, trace=args.trace, until=args.until)
+        took = sim.trial(
+            skills, args.direction, s, args.noise, args.timeout, trace=args.trace, until=args.until, direct=args.direct
+        )
         times.append(took)
         if args.trace:
             print(f'trial {s}: {took}')
