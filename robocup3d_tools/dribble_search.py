@@ -29,6 +29,7 @@ import yaml
 
 from robocup3d_bridge.config_files import ConfigError, config_path
 from robocup3d_tools.getup_search import run_task
+from robocup3d_tools.kick_search import KicksFileSpace
 from robocup3d_tools.optimize_config import load_optimize_config
 
 __all__ = ['DRIBBLE_TASKS', 'DribbleSpace', 'dribble_score', 'dribble_space', 'run_dribble_candidate']
@@ -41,24 +42,8 @@ APART_COST = 0.1  # m/s per metre the ball got beyond 1 m from the robot (the ba
 
 
 @dataclass(frozen=True)
-class DribbleSpace:
+class DribbleSpace(KicksFileSpace):
     """The searched dribble values of one robot (``config/kicks.yaml``, ``robots.<robot>.dribble``)."""
-
-    robot: str
-    names: tuple[str, ...]
-    start: tuple[float, ...]
-    lo: tuple[float, ...]
-    hi: tuple[float, ...]
-    doc: dict  # the whole kicks file
-
-    def x0(self) -> list[float]:
-        return [(s - a) / (b - a) for s, a, b in zip(self.start, self.lo, self.hi, strict=True)]
-
-    def values(self, x: Sequence[float]) -> dict[str, float]:
-        return {
-            n: round(a + (b - a) * min(1.0, max(0.0, float(xi))), 4)
-            for n, xi, a, b in zip(self.names, x, self.lo, self.hi, strict=True)
-        }
 
     def write(self, x: Sequence[float], path: Path, comment: str = '') -> Path:
         """The candidate ``x`` as a whole kicks file (``--kicks-config``)."""

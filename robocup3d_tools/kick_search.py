@@ -40,6 +40,7 @@ from robocup3d_tools.optimize_config import load_optimize_config
 __all__ = [
     'KICK_TASKS',
     'KickTrials',
+    'KicksFileSpace',
     'WalkKickSpace',
     'kick_score',
     'kick_space',
@@ -60,8 +61,9 @@ WALK_VALUES = {
 
 
 @dataclass(frozen=True)
-class WalkKickSpace:
-    """The searched values of a robot's in-walk kick (``config/kicks.yaml``, ``robots.<robot>.kicks.walk``)."""
+class KicksFileSpace:
+    """Searched values of a robot's entry in ``config/kicks.yaml``, each within [lo, hi]; a candidate is the whole
+    file with them (the search vector scales each to [0, 1])."""
 
     robot: str
     names: tuple[str, ...]
@@ -69,8 +71,6 @@ class WalkKickSpace:
     lo: tuple[float, ...]
     hi: tuple[float, ...]
     doc: dict  # the whole kicks file
-
-    skill = 'walk'
 
     def x0(self) -> list[float]:
         return [(s - a) / (b - a) for s, a, b in zip(self.start, self.lo, self.hi, strict=True)]
@@ -80,6 +80,13 @@ class WalkKickSpace:
             n: round(a + (b - a) * min(1.0, max(0.0, float(xi))), 4)
             for n, xi, a, b in zip(self.names, x, self.lo, self.hi, strict=True)
         }
+
+
+@dataclass(frozen=True)
+class WalkKickSpace(KicksFileSpace):
+    """The searched values of a robot's in-walk kick (``config/kicks.yaml``, ``robots.<robot>.kicks.walk``)."""
+
+    skill = 'walk'
 
     def write(self, x: Sequence[float], path: Path, comment: str = '') -> Path:
         """The candidate ``x`` as a whole kicks file (``--kicks-config``)."""

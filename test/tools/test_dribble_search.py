@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from search_support import given_results_pool
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
@@ -55,27 +56,12 @@ def test_a_dribble_scores_its_speed_less_falls_and_a_ball_left_behind() -> None:
 def test_optimize_runs_the_dribble_task_and_writes_the_best_kicks_file(tmp_path: Path, monkeypatch) -> None:
     """The search's wiring, with its candidates' results given (the candidate run itself is the next test)."""
 
-    class FakePool:
-        retried = 0
+    def results(jobs: list[tuple]) -> list[dict]:  # faster the higher the speed value asked for
+        space = jobs[0][0]
+        speeds = [space.values(job[1])['speed'] / 2 for job in jobs]
+        return [{'dribbles': [{'speed_mps': v, 'falls': 0, 'max_apart_m': 0.5}]} for v in speeds]
 
-        def __init__(self, *args, **kwargs) -> None:
-            pass
-
-        def __enter__(self) -> FakePool:
-            return self
-
-        def __exit__(self, *exc) -> None:
-            pass
-
-        def map(self, fn, jobs):  # faster the higher the speed value asked for
-            space = jobs[0][0]
-            out = []
-            for job in jobs:
-                speed = space.values(job[1])['speed']
-                out.append({'dribbles': [{'speed_mps': speed / 2, 'falls': 0, 'max_apart_m': 0.5}]})
-            return out
-
-    monkeypatch.setattr(optimize, 'RayPool', FakePool)
+    monkeypatch.setattr(optimize, 'RayPool', given_results_pool(results))
     out = tmp_path / 't1_dribble'
     argv = ['--task', 'dribble', '--popsize', '4', '--generations', '3', '--trace', '--out', str(out)]
     assert optimize.main(argv) == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from search_support import given_results_pool
 
 from robocup3d_bridge.config_files import ConfigError
 from robocup3d_bridge.trainer import MonitorState, parse_monitor_message
@@ -284,22 +285,9 @@ def test_the_nao_kick_spot_comes_from_its_parameters(tmp_path: Path) -> None:
 def test_a_kick_search_with_trace_logs_every_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``robocup3d optimize --task kick-walk --trace``: every candidate's values, score and result in OUT.jsonl."""
 
-    class FakePool:
-        retried = 0
-
-        def __init__(self, *args, **kwargs) -> None:
-            pass
-
-        def __enter__(self) -> FakePool:
-            return self
-
-        def __exit__(self, *exc) -> None:
-            pass
-
-        def map(self, fn, jobs):  # no server: every candidate kicks 2 m straight, standing
-            return [{'kicks': [_kick(along=2.0, distance=2.0)], 'falls': 0} for _ in jobs]
-
-    monkeypatch.setattr(optimize, 'RayPool', FakePool)
+    # no server: every candidate kicks 2 m straight, standing
+    pool = given_results_pool(lambda jobs: [{'kicks': [_kick(along=2.0, distance=2.0)], 'falls': 0} for _ in jobs])
+    monkeypatch.setattr(optimize, 'RayPool', pool)
     out = tmp_path / 't1_walk'
     argv = ['--task', 'kick-walk', '--popsize', '4', '--generations', '2', '--trace', '--out', str(out)]
     argv += ['--fall-penalty', '20']
