@@ -390,7 +390,7 @@ def optimize_getup(
     domain_last: int = 0,
     trace_file: bool = False,
 ) -> tuple[float, Path]:
-    """Tune a skill, a get-up or a kick (see the module doc); returns the best score and the skill file written.
+    """Tune a get-up, a kick or the dribble (see the module doc); returns the best score and the skill file written.
 
     ``kick_trials``: kick tasks only, how each candidate's kicks run and score (None: :class:`KickTrials`'s defaults);
     ``domain_base``/``domain_last``: the ROS domains evaluations may claim (see :func:`_domains`);
