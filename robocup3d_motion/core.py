@@ -9,6 +9,7 @@ topics). Tests and offline benches drive it directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from robocup3d_bridge.config_files import ConfigError
@@ -398,19 +399,20 @@ class MotionCore:
         ``now``: server time it counts from (default: the last cycle's). Timeouts run in
         server time, so a server in sync mode behaves the same however loaded the machine is.
         """
-        why = self._walk_refusal('cmd_vel', (vx, vy, wz))
-        if not why:
-            self._cancel_task('cmd_vel')
-            self.commander.set_velocity(vx, vy, wz, self.now if now is None else now)
-            self._stand_asked = False
-        return why
+        return self._walk_command('cmd_vel', (vx, vy, wz), self.commander.set_velocity, now)
 
     def set_walk_target(self, x: float, y: float, yaw: float, now: float | None = None) -> str:
         """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
-        why = self._walk_refusal('walk_target', (x, y, yaw))
+        return self._walk_command('walk_target', (x, y, yaw), self.commander.set_target, now)
+
+    def _walk_command(
+        self, what: str, values: tuple[float, float, float], apply: Callable[..., None], now: float | None
+    ) -> str:
+        """Hand the walk a command (``apply(*values, now)``) in place of any task; '' or why it was refused."""
+        why = self._walk_refusal(what, values)
         if not why:
-            self._cancel_task('walk_target')
-            self.commander.set_target(x, y, yaw, self.now if now is None else now)
+            self._cancel_task(what)
+            apply(*values, self.now if now is None else now)
             self._stand_asked = False
         return why
 
