@@ -133,6 +133,8 @@ class MotionCore:
         self.targets: dict[str, float] = {}  # external stand targets (joint_targets)
         self.skill = STAND
         self.player: object | None = None
+        #: a Nao skill's own P gain (1/s, its ``$<skill>_kp`` parameter; 0: the robot's gains)
+        self._skill_kp = 0.0
         self._reset = False
         self.is_getup = False
         self.state = FallState(False, 'none', 0.0, 0.0, 0.0, (0.0, 0.0, 1.0))
@@ -439,6 +441,7 @@ class MotionCore:
         """Play skill ``name`` (``overrides``: a Nao skill's ``$parameters``; ``strength``: a keyframe kick blended
         from its gentle skill, 0-1 of the way to ``name``)."""
         self.skill, self.is_getup, self._reset = name, getup, True
+        self._skill_kp = 0.0
         self._rest_since, self._stand_asked = None, False
         if name != WALK and self.gear is not None and self.gear.up:
             self.gear.reset()
@@ -449,6 +452,7 @@ class MotionCore:
                 self.walk.reset()
         elif self.robot.server == 'simspark':
             self.player = self._skl.player(name, self.robot, overrides=overrides)
+            self._skill_kp = self._skl.param(f'{name.lower()}_kp', 0.0)
         elif strength is not None:
             soft, power = strength
             self.player = KeyframePlayer(blend_skills(self.skills[soft], self.skills[name], power, name), self.robot)
@@ -593,6 +597,8 @@ class MotionCore:
         if isinstance(self.player, KeyframePlayer):
             kp.update(self.player.skill.kp)
             kd.update(self.player.skill.kd)
+        elif self._skill_kp > 0.0 and self.player is not None:  # every joint, e.g. a get-up at full joint speed
+            kp = dict.fromkeys(kp, self._skill_kp)
         elif self.skill == WALK and self.walk is not None:
             p = self.walk.gait
             # stiffen along with the blend into the walk stance (gain_ramp 1; a jump jolts the T1)
