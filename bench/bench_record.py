@@ -9,11 +9,14 @@ subscribes best effort to most of the rest); the same with a subscription per to
 ``record/cycle`` (``per-topic``, ``robocup3d record --per-topic``: the way before it); and recorded the
 old way (``subscribed``, ``robocup3d record --no-rebuild --reliable``: the recorder subscribes reliably
 to every topic, so the players build and send them all). Players publish ``raw/percept`` and
-``raw/action`` in every kind (as under ``match --record``). ``--kinds`` picks some of them; each
-``--variant NAME=TOPIC,...`` adds a ``per-topic`` kind that also leaves those topics out (where the
-cost goes: ``--kinds off per-topic --variant nobelief=pose,ball,players,odom``).
-Prints per player CPU ms per server second and per cycle, its ratio to ``off``, the recorder's own
-CPU, and the bag's size; the median run of each kind, and with ``--repeat`` > 1 every run's ms per
+``raw/action`` in every kind (as under ``match --record``). ``busy`` records nothing but runs a process
+that burns ``--busy`` ms of CPU a wall second (default: what the ``rebuilt`` runs' recorder used so far in
+this bench, else 350) beside the players: on a machine with few cores, how much of a recorded player's
+extra CPU is the recorder's competition for the cores rather than work on the player's own path.
+``--kinds`` picks some of them; each ``--variant NAME=TOPIC,...`` adds a ``per-topic`` kind that also
+leaves those topics out (where the cost goes: ``--kinds off per-topic --variant nobelief=pose,ball,players,odom``).
+Prints per player CPU ms per server second and per cycle, its ratio to ``off``, the recorder's own CPU
+(``busy``: the burner's), and the bag's size; the median run of each kind, and with ``--repeat`` > 1 every run's ms per
 cycle (the spread). ``--exclude`` defaults to what ``match --record`` leaves out
 (``recorder.COSTLY``). Run from the repo root with the venv active:
 
@@ -28,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -52,15 +57,18 @@ def run(
     realtime: bool = False,
     reliable: bool = False,
     per_topic: bool = False,
+    busy_ms: float = 0.0,
 ) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
     mode = [] if realtime else ['--sync', '--no-realtime']
     server = start_mujoco_server(work / 'server', aport, mport, mode, env=env)
-    runner = recorder = trainer = None
+    runner = recorder = trainer = burner = None
     out: dict = {}
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
+        if busy_ms > 0.0:
+            burner = subprocess.Popen([sys.executable, '-c', _BURN, str(busy_ms)])
         if record:
             recorder = start_recorder(
                 work / 'bag',
@@ -85,15 +93,18 @@ def run(
         pids = runner.pids
         t0, w0 = trainer.state.server_time, time.monotonic()
         cpu0 = {p: cpu_seconds(p) for p in pids}
-        rec0 = cpu_seconds(recorder.pid) if recorder else 0.0
+        other = recorder or burner
+        rec0 = cpu_seconds(other.pid) if other else 0.0
         while trainer.state.server_time - t0 < seconds and time.monotonic() - w0 < 600:
             trainer.poll(0.2)
         span = trainer.state.server_time - t0
         out['span'] = span
         out['wall'] = time.monotonic() - w0
         out['players'] = [(cpu_seconds(p) - cpu0[p]) / span for p in pids]
-        out['recorder'] = (cpu_seconds(recorder.pid) - rec0) / span if recorder else 0.0
+        out['recorder'] = (cpu_seconds(other.pid) - rec0) / span if other else 0.0
     finally:
+        if burner is not None:
+            stop_process(burner)
         if recorder is not None:
             stop_process(recorder, timeout=30.0)
         if runner is not None:
@@ -104,6 +115,19 @@ def run(
     if record:
         out['bag_mb'] = sum(f.stat().st_size for f in (work / 'bag').iterdir()) / 1e6
     return out
+
+
+#: burns argv[1] ms of CPU in every wall second, spread over 10 ms slices, until killed
+_BURN = """
+import sys, time
+duty = min(1.0, float(sys.argv[1]) / 1000.0)
+while True:
+    start = time.monotonic()
+    end = start + 0.01 * duty
+    while time.monotonic() < end:
+        pass
+    time.sleep(max(0.0, start + 0.01 - time.monotonic()))
+"""
 
 
 def main() -> None:
@@ -119,8 +143,9 @@ def main() -> None:
         '--kinds',
         nargs='*',
         default=['off', 'per-topic', 'rebuilt', 'subscribed'],
-        help='of off per-topic rebuilt subscribed',
+        help='of off per-topic rebuilt subscribed busy',
     )
+    p.add_argument('--busy', type=float, default=0.0, help="ms of CPU a wall second the 'busy' kind burns")
     p.add_argument(
         '--variant',
         action='append',
@@ -137,6 +162,7 @@ def main() -> None:
             'per-topic': (True, True, True, args.exclude),
             'rebuilt': (True, True, False, args.exclude),
             'subscribed': (True, False, True, args.exclude),
+            'busy': (False, True, False, args.exclude),
         }.items()
         if k in args.kinds
     }
@@ -148,8 +174,12 @@ def main() -> None:
         for name, (record, rebuild, per_topic, exclude) in kinds.items():
             work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
             old = not rebuild  # the old way: subscribed, reliably, to everything
+            busy = 0.0
+            if name == 'busy':  # as much as the recorder used in this bench so far
+                used = [r['recorder'] * 1000.0 for r in runs.get('rebuilt', [])]
+                busy = args.busy or (sorted(used)[len(used) // 2] if used else 350.0)
             runs[name].append(
-                run(args.players, args.seconds, record, work, exclude, rebuild, args.realtime, old, per_topic)
+                run(args.players, args.seconds, record, work, exclude, rebuild, args.realtime, old, per_topic, busy)
             )
     rows = [(name, _median_run(runs[name])) for name in kinds]
     base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])
