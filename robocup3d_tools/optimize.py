@@ -370,7 +370,7 @@ def optimize(
     return best, decode(x, start, names, space)
 
 
-def optimize_getup(
+def optimize_skill(
     task: str,
     out: Path,
     server: str = 'mujoco',
@@ -539,14 +539,14 @@ def main(argv: list[str] | None = None) -> int:
         '--fall-grace', type=float, default=0.0, help="kicks: m off a fall's penalty per s stood before it (<= 3 s)"
     )
     args = p.parse_args(argv)
-    getups = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS or t in DRIBBLE_TASKS]
-    if getups and (len(args.task) > 1):
+    skills = [t for t in args.task if t in GETUP_TASKS or t in KICK_TASKS or t in DRIBBLE_TASKS]
+    if skills and (len(args.task) > 1):
         p.error('a get-up, kick or dribble task runs alone (one skill at a time)')
     try:
-        if getups:
-            best, path = optimize_getup(
-                getups[0],
-                args.out or Path(_tuned(getups[0])),
+        if skills:
+            best, path = optimize_skill(
+                skills[0],
+                args.out or Path(_tuned(skills[0])),
                 args.server,
                 args.robot,
                 args.robot_type,

@@ -149,7 +149,7 @@ def test_the_fall_penalty_is_an_option_of_the_score_the_search_and_the_command(
     assert args[args.index('--noise') + 1] == '0.03' and args[args.index('--kick') + 1] == 'long'
 
     called: dict = {}
-    monkeypatch.setattr(optimize, 'optimize_getup', lambda *a, **kw: called.update(kw) or (0.0, tmp_path / 'k.yaml'))
+    monkeypatch.setattr(optimize, 'optimize_skill', lambda *a, **kw: called.update(kw) or (0.0, tmp_path / 'k.yaml'))
     argv = ['--task', 'kick-long', '--fall-penalty', '40', '--walk-in', '3', '--noise', '0.03', '--domain-last', '179']
     assert optimize.main(argv) == 0
     assert called['kick_trials'] == KickTrials(noise=0.03, walk_in=3.0, fall_penalty=40.0)

@@ -87,7 +87,7 @@ def test_one_generation_on_the_real_server_writes_a_walk_file_the_player_loads(t
     pytest.importorskip('cma')
     pytest.importorskip('rcsssmj')
     out = tmp_path / 'walk_T1.yaml'
-    domain = str(int(os.environ['ROS_DOMAIN_ID']) + 101)  # clear of the other tests' domains
+    domain = str(101 + int(os.environ['ROS_DOMAIN_ID']) % 100)  # clear of the other tests' domains (1-100)
     argv = ['--robot', 'T1', '--set', 'positioning', '--task', 'forward', '--seconds', '3', '--generations', '1']
     argv += ['--popsize', '2', '--workers', '1', '--batch', '2', '--params', 'period', 'step_height']
     argv += ['--trace', '--domain-base', domain, '--out', str(out)]
