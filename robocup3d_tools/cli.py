@@ -90,7 +90,7 @@ def _bag_info(argv: list[str]) -> int:
 
 COMMANDS: dict[str, tuple[Callable[[list[str]], int], str]] = {
     'match': (_match, 'start RCSSServerMJ (or use a running server) and play two of our teams'),
-    'penalties': (_penalties, 'a penalty shoot-out between two of our teams on RCSSServerMJ'),
+    'penalties': (_penalties, 'a penalty shoot-out on RCSSServerMJ, or on rcssserver3d against any team'),
     'team': (_team, 'put one team on a server and supervise it'),
     'player': (_player, 'run one player (bridge, motion, strategy) in this process'),
     'inspect': (_inspect, 'decode a capture file (one server message per line)'),
