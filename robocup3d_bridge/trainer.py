@@ -7,7 +7,9 @@ Monitor messages (the game-state header is read; of RCSSServerMJ's scene graph, 
 
 * rcssserver3d: ``((FieldLength 30)...(play_modes ...)(time 0)(half 1)...(play_mode 0))(RSG 0 1)(<scene>)``
   for a full state and ``((time T)[changed fields])(RDS 0 1)(<diff>)`` otherwise. ``time`` is the
-  *game* time (it stays 0 during BeforeKickOff); there is no server time.
+  *game* time (it stays 0 during BeforeKickOff); there is no server time. A foul the referee gives
+  comes once, in the next message's header, as ``(foul index type team unum)`` (``type`` of
+  ``SoccerRuleAspect::EFoulType``: :data:`SIMSPARK_FOULS`; team 1 left, 2 right).
 * RCSSServerMJ (RSMP 1.0): ``((RSMP 1 0)((gt 1 0)<server time>)((sg 1 0)full|diff ...)((gs 1 0)(time t)
   (half h)(score_left n)(score_right n)(play_mode i)[(team_left A)(team_right B)][(foul f team unum)...])
   [((ge 1 0)...(play_modes ...)...)])``. Team names and ``ge`` only come with full states; a missing
@@ -37,6 +39,7 @@ from robocup3d_bridge.sexp import SExpParseError, parse_sexp
 
 __all__ = [
     'MUJOCO_PLAY_MODES',
+    'SIMSPARK_FOULS',
     'SIMSPARK_PLAY_MODES',
     'MonitorParseError',
     'MonitorState',
@@ -114,7 +117,9 @@ class MonitorState:
 
     ``server_time`` is RCSSServerMJ's global time (``gt``); rcssserver3d does not send one (``None``).
     ``team_left``/``team_right`` are ``None`` until a team has joined. ``fouls`` holds the
-    ``(kind, team 1=left 2=right, unum)`` entries of the latest message only (RCSSServerMJ).
+    ``(kind, team 1=left 2=right, unum)`` entries of the latest message only: RCSSServerMJ's kind is
+    its foul code, repeated in every message while the foul stands; rcssserver3d's is the foul's name
+    (:data:`SIMSPARK_FOULS`), reported once.
     ``field`` collects the numeric environment constants of full states (FieldLength, GoalWidth, ...).
     """
 
@@ -213,6 +218,19 @@ def _apply_fields(fields: dict[str, list], upd: dict, dialect: Dialect) -> None:
                 pass  # a non-numeric environment value we do not use
 
 
+#: rcssserver3d's foul types (``SoccerRuleAspect::EFoulType``), by the number its monitor sends
+SIMSPARK_FOULS = (
+    'crowding',
+    'touching',
+    'illegal defence',
+    'illegal attack',
+    'incapable',
+    'kick-off',
+    'charging',
+    'self collision',
+)
+
+
 def _parse_simspark(text: str) -> dict:
     if not text.startswith('(('):
         raise MonitorParseError(f'rcssserver3d monitor message must start with "((": {text[:40]!r}')
@@ -220,8 +238,20 @@ def _parse_simspark(text: str) -> dict:
     if not text.startswith(('(RSG ', '(RDS '), end):
         raise MonitorParseError(f'expected (RSG ..) or (RDS ..) after the header, got {text[end : end + 20]!r}')
     upd: dict = {}
-    _apply_fields(_fields(_parse_part(text[:end])), upd, Dialect.SIMSPARK)
+    items = _parse_part(text[:end])
+    is_foul = [isinstance(i, list) and i[:1] == ['foul'] for i in items]
+    upd['fouls'] = tuple(_simspark_foul(i[1:]) for i, foul in zip(items, is_foul, strict=True) if foul)
+    _apply_fields(_fields([i for i, foul in zip(items, is_foul, strict=True) if not foul]), upd, Dialect.SIMSPARK)
     return upd
+
+
+def _simspark_foul(values: list) -> tuple[str, int, int]:
+    """``(foul index type team unum)`` -> (type's name, team, unum)."""
+    if len(values) != 4 or not all(isinstance(v, str) for v in values):
+        raise MonitorParseError(f'(foul index type team unum) expected, got {values!r}')
+    kind = int(_num(values[1], 'foul', int))
+    name = SIMSPARK_FOULS[kind] if 0 <= kind < len(SIMSPARK_FOULS) else f'foul type {kind}'
+    return name, int(_num(values[2], 'foul', int)), int(_num(values[3], 'foul', int))
 
 
 def _find_section(text: str, tag: str) -> str | None:

@@ -6,8 +6,10 @@ the game state and the fouls. At the end it builds a :class:`~robocup3d_tools.ma
 and analyses it as ``robocup3d report`` analyses a bag (:mod:`~robocup3d_tools.match_analysis`):
 goals and their scorers, possession, kicks, shots and passes, falls and get-ups. On rcssserver3d the
 scene comes from :class:`~robocup3d_tools.simspark_truth.SimsparkTracker`, which needs a full scene
-first: :meth:`MatchStats.tick` asks the server for one while it has none; the monitor sends no fouls.
-RCSSServerMJ's monitor misses half its fouls (:data:`FOUL_KICKS`): a free kick no foul came with counts one.
+first: :meth:`MatchStats.tick` asks the server for one while it has none. rcssserver3d's monitor reports each
+foul once, by name (``trainer.SIMSPARK_FOULS``: charging, touching, illegal defence, incapable, ...); RCSSServerMJ's
+repeats a foul's code while it stands, and misses half its fouls (:data:`FOUL_KICKS`): a free kick no foul came with
+counts one.
 """
 
 from __future__ import annotations
@@ -72,8 +74,8 @@ class MatchStats:
         self._take_truth(raw)
         t = self.state.server_time
         for kind, team, unum in self.state.fouls:  # a message lists the fouls it reports
-            mark = (kind, team, unum, round(t or 0.0))  # the same foul repeats while it stands
-            if mark not in self._seen_fouls:
+            mark = (kind, team, unum, round(t or 0.0))  # RCSSServerMJ repeats a foul while it stands
+            if self.server == 'simspark' or mark not in self._seen_fouls:  # rcssserver3d reports each once
                 self._seen_fouls.add(mark)
                 name = FOUL_NAMES[int(kind)] if kind.isdigit() and int(kind) < len(FOUL_NAMES) else kind
                 self.fouls[('left' if team == 1 else 'right', name)] += 1

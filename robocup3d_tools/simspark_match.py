@@ -151,7 +151,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         trainer.close()
         analysed = stats.analysis()
         if analysed is not None:
-            result.stats = summary_lines(analysed[0])
+            result.stats = summary_lines(analysed[0], stats.fouls)
     finally:
         if recorder is not None:
             stop_process(recorder, timeout=30.0)  # SIGINT: the recorder closes the bag

@@ -164,6 +164,35 @@ def test_mujoco_fouls_and_team_names() -> None:
     assert s.fouls == ()
 
 
+#: real rcssserver3d 0.7.3 monitor messages whose header reports fouls (a second monitor on a 5 v 5 match, the
+#: trainer putting four field players of the left team into their own penalty area at once, three times:
+#: illegal defence, more than 3 in the area; 2026-11-30, /work/runs36/foulcap2.py, not in the repository)
+SIMSPARK_FOULS_CAPTURE = Path(__file__).resolve().parents[1] / 'data' / 'simspark_monitor_fouls.txt'
+
+
+def test_simspark_fouls_are_read_from_real_messages() -> None:
+    lines = SIMSPARK_FOULS_CAPTURE.read_bytes().splitlines()
+    assert len(lines) == 3
+    state = MonitorState()
+    seen = []
+    for line in lines:
+        parse_monitor_message(line, 'simspark', state)
+        seen.append(state.fouls)
+        assert state.game_time > 15.0  # the header's other fields are read as before
+    assert seen[0] == (('illegal defence', 1, 4), ('illegal defence', 1, 3))
+    assert [f for fouls in seen for f in fouls] == [('illegal defence', 1, u) for u in (4, 3, 5, 3, 3, 5)]
+    parse_monitor_message(b'((time 30.02))(RDS 0 1)()', 'simspark', state)
+    assert state.fouls == ()  # reported once: the next message has none
+
+
+def test_simspark_foul_types_and_bad_fouls() -> None:
+    s = parse_monitor_message('((time 1)(foul 7 6 2 9)(foul 8 9 1 2))(RDS 0 1)()', 'simspark')
+    assert s.fouls == (('charging', 2, 9), ('foul type 9', 1, 2))  # an unknown type keeps its number
+    for bad in ('(foul 1 2 1)', '(foul 1 x 1 4)', '(foul 1 (2) 1 4)'):
+        with pytest.raises(MonitorParseError):
+            parse_monitor_message(f'((time 1){bad})(RDS 0 1)()', 'simspark')
+
+
 def test_mujoco_scene_graph_is_ignored() -> None:
     # a decoy ((gs ...) deep inside the scene graph must not be taken for the game state
     msg = (

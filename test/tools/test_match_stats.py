@@ -74,3 +74,19 @@ def test_rcssserver3d_stream_gives_the_goal_possession_and_the_players(shared_di
     goal = next(line for line in lines if line.startswith('goal:'))
     assert f'{a.goals[0].game_time:6.1f} s of half' in goal  # the game clock, as the play-mode lines
     assert any(line.startswith('possession: Alpha') for line in lines), lines
+
+
+def test_rcssserver3d_fouls_each_count_once_in_the_summary(shared_dir: Path) -> None:
+    """rcssserver3d reports each foul once (real messages: test/data/simspark_monitor_fouls.txt, six illegal-defence
+    fouls of the left team; the same player's come seconds apart and count each time)."""
+    stats = MatchStats('simspark')
+    for line in (shared_dir / 'captures/simspark/match_monitor_port3200.txt').read_bytes().splitlines():
+        stats.take(line)
+    fouls = Path(__file__).resolve().parents[1] / 'data' / 'simspark_monitor_fouls.txt'
+    for line in fouls.read_bytes().splitlines():
+        stats.take(line)
+    assert stats.fouls == {('left', 'illegal defence'): 6}
+    a, _ = stats.analysis()
+    lines = summary_lines(a, stats.fouls)
+    assert any(line.startswith('Alpha:') and 'fouls: 6 illegal defence' in line for line in lines), lines
+    assert any(line.startswith('Beta:') and 'fouls: none' in line for line in lines), lines

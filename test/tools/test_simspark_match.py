@@ -62,9 +62,9 @@ def test_match_against_opponent_command(tmp_path: Path) -> None:
     assert 'right team: 1 agents of' in out, out
     assert '/Alpha/p1' in out and '/Alpha/p2' in out, out
     assert re.search(r'play modes: .*KickOff_Left.*KickOff_Right.*GameOver', out), out
-    # the statistics from rcssserver3d's monitor stream (each team's kicks and falls; possession only counts
+    # the statistics from rcssserver3d's monitor stream (each team's kicks, falls and fouls; possession only counts
     # in play, and a 4 s half may pass in its kick-off)
-    assert re.search(r'^Alpha: \d+ kicks, \d+ shots, \d+ passes to a teammate, \d+ falls', out, re.M), out
+    assert re.search(r'^Alpha: \d+ kicks, \d+ shots, \d+ passes to a teammate, \d+ falls.*, fouls: ', out, re.M), out
     assert not left, f'processes left running after the match: {left}'
 
 
