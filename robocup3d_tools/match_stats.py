@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from robocup3d_bridge.trainer import MonitorState
+from robocup3d_bridge.trainer import SIMSPARK_FOULS, MonitorState
 from robocup3d_perception.field import field_for
 from robocup3d_tools.match_analysis import Analysis, analyze
 from robocup3d_tools.match_data import MatchData, Series
@@ -28,20 +28,8 @@ from robocup3d_tools.monitor_truth import SceneTracker, game_of, matrix_quaterni
 __all__ = ['MatchStats', 'summary_lines']
 
 ROBOT_EVERY = 5  # monitor messages per robot sample (10 Hz): enough for falls and possession
-#: RCSSServerMJ 0.2.1's foul codes (``soccer_referee.Foul``), as the monitor sends them
-FOUL_NAMES = (
-    'crowding',
-    'touching',
-    'illegal defence',
-    'illegal attack',
-    'incapable',
-    'kick-off',
-    'charging',
-    'self collision',
-    'ball holding',
-    'double touch',
-    'hand',
-)
+#: RCSSServerMJ 0.2.1's foul codes (``soccer_referee.Foul``), as the monitor sends them: rcssserver3d's, and three more
+FOUL_NAMES = (*SIMSPARK_FOULS, 'ball holding', 'double touch', 'hand')
 #: RCSSServerMJ 0.2.1's play modes that only a foul gives, and that foul (``soccer_referee``): its monitor sends
 #: every other frame (``RSMPMonitor``'s update interval 2) and a foul stands in one frame only, so half of them
 #: never reach a monitor; the play mode they lead to does, and counts the foul the stream missed

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ['OpponentError', 'OpponentTeam', 'format_command']
+__all__ = ['OpponentError', 'OpponentTeam', 'format_command', 'opponent_team']
 
 _PLACEHOLDERS = ('host', 'port', 'monitor_port', 'team')
 
@@ -145,3 +145,18 @@ class OpponentTeam:
                 break
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(1.0)
+
+
+def opponent_team(
+    template: str, host: str, port: int, monitor_port: int, team: str, log: Path, env: dict[str, str]
+) -> OpponentTeam:
+    """The team ``template`` starts (not started yet), its command filled in and the server named in its environment
+    (``ROBOCUP3D_HOST``, ``ROBOCUP3D_PORT``, ``ROBOCUP3D_MONITOR_PORT``, ``ROBOCUP3D_TEAM``) besides ``env``."""
+    command = format_command(template, host, port, monitor_port, team)
+    named = {
+        'ROBOCUP3D_HOST': host,
+        'ROBOCUP3D_PORT': str(port),
+        'ROBOCUP3D_MONITOR_PORT': str(monitor_port),
+        'ROBOCUP3D_TEAM': team,
+    }
+    return OpponentTeam(command, log, env={**env, **named})

@@ -30,7 +30,7 @@ from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient
 from robocup3d_perception.field import field_for
 from robocup3d_tools.match import _DiagnosticsWatcher, _team, _wait, _wait_players, close_watcher
-from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
+from robocup3d_tools.opponent import OpponentError, OpponentTeam, opponent_team
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import (
     END_WITH_PARENT,
@@ -321,16 +321,8 @@ def _start_opponent(
     """Start the right team's command and wait for its kicker and keeper (OpponentError if they do not come)."""
     from robocup3d_tools.simspark_match import _wait_opponent  # noqa: PLC0415 - the match's own wait
 
-    command = format_command(args.opponent_cmd, '127.0.0.1', aport, mport, args.teams[1])
-    opponent_env = {
-        **env,
-        'ROBOCUP3D_HOST': '127.0.0.1',
-        'ROBOCUP3D_PORT': str(aport),
-        'ROBOCUP3D_MONITOR_PORT': str(mport),
-        'ROBOCUP3D_TEAM': args.teams[1],
-    }
-    opponent = OpponentTeam(command, run_dir / 'opponent.log', env=opponent_env)
-    log(f'starting the opponent: {command}')
+    opponent = opponent_team(args.opponent_cmd, '127.0.0.1', aport, mport, args.teams[1], run_dir / 'opponent.log', env)
+    log(f'starting the opponent: {opponent.command}')
     opponent.start()
     wanted = argparse.Namespace(
         opponent_players=max(args.opponent_kicker, args.opponent_keeper), opponent_timeout=args.opponent_timeout

@@ -18,7 +18,7 @@ from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos
 from robocup3d_tools.match import MatchResult, _DiagnosticsWatcher, _wait, _wait_players, close_watcher, play_halves
 from robocup3d_tools.match_stats import MatchStats, summary_lines
-from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command
+from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command, opponent_team
 from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_simspark_server, stop_process
@@ -115,14 +115,8 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         if trainer.state.team_left != ours.team:
             raise OpponentError(f'our team is not on the left (left: {trainer.state.team_left}); is the port shared?')
         if command is not None:
-            opponent_env = {
-                **env,
-                'ROBOCUP3D_HOST': '127.0.0.1',
-                'ROBOCUP3D_PORT': str(aport),
-                'ROBOCUP3D_MONITOR_PORT': str(mport),
-                'ROBOCUP3D_TEAM': args.teams[1],
-            }
-            opponent = OpponentTeam(command, run_dir / 'opponent.log', env=opponent_env)
+            log_file = run_dir / 'opponent.log'
+            opponent = opponent_team(args.opponent_cmd, '127.0.0.1', aport, mport, args.teams[1], log_file, env)
             log(f'starting the opponent: {command}')
             opponent.start()
             result.opponent_agents = _wait_opponent(trainer, watcher, opponent, args, log)
