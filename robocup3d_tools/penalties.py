@@ -350,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.kicks < 1 or args.time <= 0.0 or args.sudden_death < 0:
         print('robocup3d penalties: --kicks >= 1, --time > 0, --sudden-death >= 0', file=sys.stderr)
         return 2
+    if not (1 <= args.opponent_kicker <= 11 and 1 <= args.opponent_keeper <= 11):
+        print('robocup3d penalties: --opponent-kicker and --opponent-keeper are player numbers, 1-11', file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     try:
         result = run_shootout(args)

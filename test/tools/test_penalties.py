@@ -39,6 +39,8 @@ def test_bad_options_are_refused() -> None:
     from robocup3d_tools.penalties import main  # noqa: PLC0415
 
     assert main(['--kicks', '0']) == 2
+    assert main(['--server', 'simspark', '--opponent-cmd', 'x {port}', '--opponent-kicker', '12']) == 2
+    assert main(['--opponent-cmd', 'x {port}']) == 2  # another team's command needs rcssserver3d
 
 
 @pytest.mark.server
