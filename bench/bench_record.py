@@ -119,7 +119,8 @@ def run(
 
 #: burns argv[1] ms of CPU in every wall second, spread over 10 ms slices, until killed
 _BURN = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
 duty = min(1.0, float(sys.argv[1]) / 1000.0)
 while True:
     start = time.monotonic()
