@@ -7,7 +7,8 @@ and analyses it as ``robocup3d report`` analyses a bag (:mod:`~robocup3d_tools.m
 goals and their scorers, possession, kicks, shots and passes, falls and get-ups. On rcssserver3d the
 scene comes from :class:`~robocup3d_tools.simspark_truth.SimsparkTracker`, which needs a full scene
 first: :meth:`MatchStats.tick` asks the server for one while it has none. rcssserver3d's monitor reports each
-foul once, by name (``trainer.SIMSPARK_FOULS``: charging, touching, illegal defence, incapable, ...); RCSSServerMJ's
+record of a foul once, by name (``trainer.SIMSPARK_FOULS``: charging, touching, illegal defence, incapable, ...), and
+a foul it punishes by lifting the player is recorded every cycle of the lift (:data:`SIMSPARK_FOUL_GAP`); RCSSServerMJ's
 repeats a foul's code while it stands, and misses half its fouls (:data:`FOUL_KICKS`): a free kick no foul came with
 counts one.
 """
@@ -35,6 +36,9 @@ FOUL_NAMES = (*SIMSPARK_FOULS, 'ball holding', 'double touch', 'hand')
 #: never reach a monitor; the play mode they lead to does, and counts the foul the stream missed
 FOUL_KICKS = {'free_kick': 'double touch', 'direct_free_kick': 'hand'}
 FOUL_SEEN_S = 0.2  # s: a foul reported this long before its kick is that kick's
+#: s of game time: rcssserver3d's records of one player's foul of one kind closer than this are one foul (it records
+#: a punished foul again every cycle it holds the player in the air, ``FoulHoldTime`` 0.5 s)
+SIMSPARK_FOUL_GAP = 1.0
 
 
 class MatchStats:
@@ -53,6 +57,7 @@ class MatchStats:
         self.fouls: Counter[tuple[str, str]] = Counter()  # (side, kind) -> count
         self._seen_fouls: set[tuple] = set()
         self._foul_at: dict[tuple[str, str], float] = {}  # (side, kind) -> server time last reported
+        self._simspark_last: dict[tuple[str, str, int], float] = {}  # (side, kind, unum) -> game time last recorded
         self._mode = ''
         self._n = 0
         self._game_key: tuple | None = None
@@ -61,9 +66,12 @@ class MatchStats:
         """One monitor message (a ``TrainerClient`` listener)."""
         self._take_truth(raw)
         t = self.state.server_time
+        if self.server == 'simspark':
+            self._take_simspark_fouls()
+            return
         for kind, team, unum in self.state.fouls:  # a message lists the fouls it reports
             mark = (kind, team, unum, round(t or 0.0))  # RCSSServerMJ repeats a foul while it stands
-            if self.server == 'simspark' or mark not in self._seen_fouls:  # rcssserver3d reports each once
+            if mark not in self._seen_fouls:
                 self._seen_fouls.add(mark)
                 name = FOUL_NAMES[int(kind)] if kind.isdigit() and int(kind) < len(FOUL_NAMES) else kind
                 self.fouls[('left' if team == 1 else 'right', name)] += 1
@@ -71,6 +79,17 @@ class MatchStats:
         if self.server == 'mujoco' and self.state.play_mode != self._mode:
             self._mode = self.state.play_mode
             self._foul_of_kick(self._mode, t or 0.0)
+
+    def _take_simspark_fouls(self) -> None:
+        """rcssserver3d records a foul it punishes by lifting the player again every cycle of the lift (0.5 s): the
+        records of one player and kind with less than :data:`SIMSPARK_FOUL_GAP` s of game time between them are one."""
+        t = self.state.game_time
+        for kind, team, unum in self.state.fouls:
+            side = 'left' if team == 1 else 'right'
+            key = (side, kind, unum)
+            if t - self._simspark_last.get(key, -math.inf) > SIMSPARK_FOUL_GAP:
+                self.fouls[(side, kind)] += 1
+            self._simspark_last[key] = t
 
     def _foul_of_kick(self, mode: str, t: float) -> None:
         """Count the foul a free kick came from when the stream did not report it (:data:`FOUL_KICKS`)."""

@@ -90,3 +90,19 @@ def test_rcssserver3d_fouls_each_count_once_in_the_summary(shared_dir: Path) -> 
     lines = summary_lines(a, stats.fouls)
     assert any(line.startswith('Alpha:') and 'fouls: 6 illegal defence' in line for line in lines), lines
     assert any(line.startswith('Beta:') and 'fouls: none' in line for line in lines), lines
+
+
+def test_a_punished_rcssserver3d_foul_recorded_every_cycle_of_the_lift_counts_once() -> None:
+    """rcssserver3d records a charging foul again every cycle it holds the player in the air (0.5 s,
+    ``SoccerRuleAspect``'s ``FoulHoldTime``): a half against UT Austin Villa counted 104 charging records for them."""
+    stats = MatchStats('simspark')
+
+    def foul(t: float, index: int, unum: int) -> bytes:  # the header as rcssserver3d sends it (test/data's capture)
+        return f'((time {t:.2f})(foul {index} 6 2 {unum}))(RDS 0 1)()'.encode()
+
+    index = 0
+    for start, unum in ((50.0, 7), (50.3, 9), (53.0, 7)):  # player 7 twice, 3 s apart; player 9 once
+        for k in range(25):
+            index += 1
+            stats.take(foul(start + 0.02 * k, index, unum))
+    assert stats.fouls == {('right', 'charging'): 3}
