@@ -6,7 +6,8 @@ right-team agent sees the same names; which goal we attack is decided by our sid
 
 * rcssserver3d (SimSpark 0.7.x): 30 x 20 m; flags ``F1L F2L F1R F2R`` on the corners at
   ground level (``1`` = +y), goal posts ``G1L G2L G1R G2R`` at 0.8 m, goals 2.1 m wide;
-  field lines: border, halfway line, centre circle (r = 2 m), penalty areas 1.8 x 3.9 m.
+  field lines: border, halfway line, centre circle (r = 2 m), penalty areas 1.8 x 6.0 m (the server's
+  ``PenaltyWidth`` 3.9 plus ``GoalWidth`` 2.1: its ``soccer.rsg`` draws them so and its rules use the same box).
   The line geometry is checked against the ground-truth capture in
   ``test/perception/test_field.py``.
 * RCSSServerMJ (``rcsssmj``): the field dimensions come from the installed package's
@@ -148,7 +149,7 @@ def simspark_field() -> FieldModel:
         'G1R': (hx, goal_hw, goal_h),
         'G2R': (hx, -goal_hw, goal_h),
     }
-    return _make('simspark', 2 * hx, 2 * hy, 2 * goal_hw, goal_h, marks, _rect_lines(hx, hy, 1.8, 1.95), [(0, 0, 2.0)])
+    return _make('simspark', 2 * hx, 2 * hy, 2 * goal_hw, goal_h, marks, _rect_lines(hx, hy, 1.8, 3.0), [(0, 0, 2.0)])
 
 
 def _mj_dims(version: str) -> tuple:

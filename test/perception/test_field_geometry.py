@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,6 +143,55 @@ def test_simspark_lines_lie_on_field_lines(shared_dir) -> None:
     assert len(dists) > 50
     assert np.median(dists) < 0.1
     assert np.percentile(dists, 90) < 0.3
+
+
+def _box_distances(grid: tuple) -> list[float]:
+    """Seen line points near our goal in our goalie's percepts (a half against UT Austin Villa, 2 s, standing in
+    goal), placed with its world model's fitted pose, and their distance to the nearest line of ``grid``."""
+    from robocup3d_perception import world_model  # noqa: PLC0415
+    from robocup3d_tools.localize import run_capture  # noqa: PLC0415
+
+    lines = (Path(__file__).parents[1] / 'data' / 'simspark_goalie_box.txt').read_text().splitlines()
+    table, x0, y0 = grid
+    out: list[float] = []
+    update = world_model.WorldModel.update
+
+    def placing(self, inp):
+        state = update(self, inp)
+        level = self.last_level
+        if inp.vision is None or level is None or not self.locator.resting:
+            return state
+        c, s = math.cos(state.pose.yaw), math.sin(state.pose.yaw)
+        for a, b in level.lines[:, :, :2]:
+            for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+                q = a + t * (b - a)
+                w = (state.pose.x + c * q[0] - s * q[1], state.pose.y + s * q[0] + c * q[1])
+                if math.hypot(*q) < 6.0 and w[0] < -12.5:
+                    out.append(float(table[int((w[0] - x0) * 20), int((w[1] - y0) * 20)]))
+        return state
+
+    world_model.WorldModel.update = placing
+    try:
+        list(run_capture(lines))
+    finally:
+        world_model.WorldModel.update = update
+    return out
+
+
+def test_simspark_penalty_areas_are_six_metres_wide() -> None:
+    """rcssserver3d's penalty area is 1.8 x 6.0 m (its ``PenaltyWidth`` 3.9 plus ``GoalWidth`` 2.1), not the
+    3.9 its game info names: the lines our goalie sees around it lie on the 6 m model's lines, and a quarter or
+    more of them far (> 0.5 m) from a 3.9 m model's."""
+    from robocup3d_perception.field import _make, _rect_lines  # noqa: PLC0415
+    from robocup3d_perception.particle_filter import line_distance_map  # noqa: PLC0415
+
+    fld = simspark_field()
+    narrow_lines = _rect_lines(15.0, 10.0, 1.8, 1.95)
+    narrow = _make('simspark', 30.0, 20.0, 2.1, 0.8, dict(fld.landmarks), narrow_lines, [(0.0, 0.0, 2.0)])
+    dists = _box_distances(line_distance_map(fld))
+    assert len(dists) > 200
+    assert np.median(dists) < 0.1 and np.percentile(dists, 90) < 0.3
+    assert np.percentile(_box_distances(line_distance_map(narrow)), 75) > 0.5
 
 
 def test_orientation_filter_ignores_a_landing_impact_at_the_start() -> None:
