@@ -17,10 +17,14 @@ Lines are scored with a precomputed distance map of the field lines (5 cm cells)
 a line costs a table lookup per particle and sample point. Everything is vectorised
 over the particles.
 
-Exact landmarks (``exact_fit``; RCSSServerMJ, whose vision has no noise): while a ``See``
-holds two landmarks or more and their rigid fit explains them, the fit is the measurement of
-a small Kalman filter over (x, y, yaw) and the particles rest; a ``See`` without such a fit
-wakes them around that filter's estimate and the particle filter takes over again.
+Direct fits (``exact_fit``, both servers): while a ``See`` holds two landmarks or more and
+their rigid fit explains them, the fit is the measurement of a small Kalman filter over
+(x, y, yaw) and the particles rest; a ``See`` without such a fit wakes them around that
+filter's estimate and the particle filter takes over again. RCSSServerMJ's vision has no
+noise, so its fits are exact (``exact_sigma_xy`` 1 cm); rcssserver3d's is noisy, and its fits
+are weighted as measurements of 5 cm and 0.02 rad (:func:`locator_parameters`). There the
+particles alone, with the lines, were half as accurate at twice the cost (docs/benchmarks.md,
+Perception, session 37).
 
 REQUIRES: LevelObservations, yaw change, Odometry. PROVIDES: RobotPose (x, y, yaw, cov).
 """
@@ -36,7 +40,7 @@ import numpy as np
 from robocup3d_perception.field import FieldModel
 from robocup3d_perception.representations import LevelObservations, Odometry
 
-__all__ = ['LocatorParameters', 'SelfLocator', 'line_distance_map']
+__all__ = ['LocatorParameters', 'SelfLocator', 'line_distance_map', 'locator_parameters']
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +65,20 @@ class LocatorParameters:
     kidnap_margin: float = 1.0  # per-observation log-likelihood margin that means "kidnapped"
     max_line_points: int = 40  # sample points from seen lines per update
     max_line_range: float = 12.0  # m; farther line points are ignored
-    exact_fit: bool = False  # landmarks carry no noise: a good rigid fit is measured directly (see the module)
+    exact_fit: bool = False  # a good rigid fit of the landmarks is measured directly (see the module)
     exact_fit_score: float = -1.0  # per-observation log-likelihood a fit needs to be taken directly
-    exact_sigma_xy: float = 0.01  # m, error of such a fit (docs/benchmarks.md, Perception: 1.6 cm median)
+    exact_sigma_xy: float = 0.01  # m, error of such a fit (RCSSServerMJ; docs/benchmarks.md, Perception: 1.6 cm median)
     exact_sigma_yaw: float = 0.005  # rad
     exact_fit_gate: float = 4.0  # sigmas of disagreement beyond which the fit replaces the estimate (a kidnap)
+    fit_line_score: float = -1.0  # mean log-likelihood of the seen line points a fit's pose needs (lines seen)
+
+
+def locator_parameters(noisy_vision: bool) -> LocatorParameters:
+    """The server's defaults: direct fits on both, weighted as exact (RCSSServerMJ) or as noisy
+    (rcssserver3d, ``noisy_vision``: the error of its fits as a match's rerun found it)."""
+    if noisy_vision:
+        return LocatorParameters(exact_fit=True, exact_sigma_xy=0.05, exact_sigma_yaw=0.02)
+    return LocatorParameters(exact_fit=True)
 
 
 @cache
@@ -388,27 +401,52 @@ class SelfLocator:
         if not score >= pr.exact_fit_score or not math.isfinite(float(z.sum())):  # NaN-safe
             return False  # something seen does not fit (a wrong name, a bad camera pose): the particles judge
         r = (pr.exact_sigma_xy**2, pr.exact_sigma_xy**2, pr.exact_sigma_yaw**2)
-        if self._estimate is None or not self.resting:
+        innov = None
+        if self._estimate is not None and self.resting:
+            innov = z - self._estimate[0]
+            innov[2] = _wrap_f(innov[2])
+        cov = None if innov is None else self._estimate[1]
+        expected = innov is not None and all(abs(innov[i]) <= 2.0 * math.sqrt(cov[i, i] + r[i]) for i in range(3))
+        if not expected and not self._lines_agree(obs, z):
+            # A surprising fit (the first after the particles, or far from the estimate) whose landmarks agree among
+            # themselves but not with the lines: a camera pose off by a degree or two shifts every landmark alike.
+            # The particles, which weigh both, judge.
+            return False
+        if innov is None:
+            self._estimate = (z.copy(), np.diag(r), 1.0)
+        elif any(abs(innov[i]) > pr.exact_fit_gate * math.sqrt(cov[i, i] + r[i]) for i in range(3)):
+            self.kidnaps += 1  # moved by the referee or the trainer, or fallen: the fit as it is
             self._estimate = (z.copy(), np.diag(r), 1.0)
         else:
-            pose, cov, _ = self._estimate
-            innov = z - pose
-            innov[2] = _wrap_f(innov[2])
-            if any(abs(innov[i]) > pr.exact_fit_gate * math.sqrt(cov[i, i] + r[i]) for i in range(3)):
-                self.kidnaps += 1  # moved by the referee or the trainer, or fallen: the fit as it is
-                self._estimate = (z.copy(), np.diag(r), 1.0)
-            else:
-                for i in range(3):  # a Kalman update axis by axis (the fit measures each; cov stays diagonal)
-                    gain = cov[i, i] / (cov[i, i] + r[i])
-                    pose[i] += gain * innov[i]
-                    cov[i, i] = max(cov[i, i] * (1.0 - gain), 1e-8)
-                pose[2] = _wrap_f(pose[2])
+            pose = self._estimate[0]
+            for i in range(3):  # a Kalman update axis by axis (the fit measures each; cov stays diagonal)
+                gain = cov[i, i] / (cov[i, i] + r[i])
+                pose[i] += gain * innov[i]
+                cov[i, i] = max(cov[i, i] * (1.0 - gain), 1e-8)
+            pose[2] = _wrap_f(pose[2])
         pose = self._estimate[0]
         self._ref = pose.copy()
         self.last_score = score
         self.resting = True
         self.fits += 1
         return True
+
+    def _lines_agree(self, obs: LevelObservations, pose: np.ndarray) -> bool:
+        """Whether the seen field lines' points lie on the map's lines from ``pose`` (mean log-likelihood at
+        least ``fit_line_score``, as :meth:`_log_likelihood` scores them); True without lines."""
+        if self._dmap is None or not len(obs.lines):
+            return True
+        pts = self._line_points(obs)
+        if not len(pts):
+            return True
+        grid, x0, y0 = self._dmap
+        pr = self.p
+        c, s = math.cos(pose[2]), math.sin(pose[2])
+        ix = np.clip(((pose[0] + c * pts[:, 0] - s * pts[:, 1] - x0) * 20.0).astype(np.int32), 0, grid.shape[0] - 1)
+        iy = np.clip(((pose[1] + s * pts[:, 0] + c * pts[:, 1] - y0) * 20.0).astype(np.int32), 0, grid.shape[1] - 1)
+        sl = pr.sigma_line + pr.sigma_line_rel * np.hypot(pts[:, 0], pts[:, 1])
+        ll = np.log(np.exp(-0.5 * (grid[ix, iy] / sl) ** 2) + pr.outlier)
+        return float(ll.mean()) >= pr.fit_line_score
 
     def _exact_fit(self, obs: LevelObservations) -> tuple[np.ndarray, float] | None:
         """The weighted rigid fit of the seen landmarks and its per-observation log-likelihood, as

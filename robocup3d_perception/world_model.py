@@ -33,7 +33,7 @@ from robocup3d_description.body import Body
 from robocup3d_perception.ball_tracker import BallTracker, BallTrackerParameters
 from robocup3d_perception.field import FieldModel
 from robocup3d_perception.orientation import OrientationFilter
-from robocup3d_perception.particle_filter import LocatorParameters, SelfLocator
+from robocup3d_perception.particle_filter import LocatorParameters, SelfLocator, locator_parameters
 from robocup3d_perception.player_tracker import PlayerTracker, PlayerTrackerParameters
 from robocup3d_perception.representations import (
     CycleInput,
@@ -118,8 +118,8 @@ class WorldModel:
         self.field = fld
         self.orientation = OrientationFilter()
         self.camera = CameraModel(body)
-        # a server without field lines (RCSSServerMJ) sends exact landmarks: a good fit is taken directly
-        locator = locator or LocatorParameters(exact_fit=not use_lines)
+        # good fits of two landmarks or more are taken directly; a server with field lines has noisy vision
+        locator = locator or locator_parameters(noisy_vision=use_lines)
         self.locator = SelfLocator(fld, locator, seed=self.p.seed, use_lines=use_lines)
         self.ball = BallTracker(ball)
         self.players = PlayerTracker(players)
