@@ -295,12 +295,13 @@ class BridgeNode(Node):
     def _maybe_publish_game(self, p: Percept) -> None:
         if p.game is None:
             return
-        state = conv.game_state_dict(p, self.protocol.side.value, self.team, self.unum)
-        key = (state['play_mode'], state['score_left'], state['score_right'], state['side'])
+        g, side = p.game, self.protocol.side.value
+        key = (g.play_mode, g.score_left, g.score_right, side)
         self._game_age += 1
-        if key != self._last_game or self._game_age >= 50:
+        if key != self._last_game or self._game_age >= 50:  # the dict and its JSON only then (every cycle: 2 %)
             self._last_game = key
             self._game_age = 0
+            state = conv.game_state_dict(p, side, self.team, self.unum)
             self.pub_game.publish(String(data=json.dumps(state)))
 
     def _on_action(self, text: str) -> None:
