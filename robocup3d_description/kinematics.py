@@ -20,6 +20,11 @@ Leg IK, for a foot-link pose relative to the torso (plain floats throughout, no 
   both legs the mean angle and turns each foot about its own z axis (the sole
   normal) until its leg matches it, in closed form (see ``_solve_with_hip``):
   foot positions and sole normals stay exact.
+* The Nao's legs (hip yaw-pitch about a 45-degree axis, the other axes along x
+  and -y, no sideways offsets) run that pass written out for their axes
+  (``_nao_branch``, constants per body in ``_Leg.nao``): the same arithmetic with
+  the zero terms dropped, about 3x faster (docs/benchmarks.md); T1 and K1 keep
+  the generic pass, which tests hold the Nao's to as well.
 * Every answer is checked by forward kinematics of the chain, the branches tried
   in order until one reaches the pose. ``reference_ik`` keeps the iterative solver
   this replaced; tests hold both to 1e-6 rad.
@@ -268,6 +273,8 @@ class _Leg:
     hip_fixed: bool = False  # hip axis 1 passes through the hip point (Nao): the first hip angle does not move it
     hip_matchable: bool = False  # hip pitch, knee, ankle pitch parallel, no side offsets: a shared hip in closed form
     hip_rho: float = 1.0  # |n0 . M n2| the three hip axes can reach (see _three_axis); 1: any rotation
+    at_root: bool = False  # the leg hangs from the root link (the torso): targets need no change of frame
+    nao: tuple[float, ...] = ()  # the Nao's leg constants for _nao_branch (see _nao_constants); () for other legs
 
 
 def _line_crossing(p1: np.ndarray, d1: np.ndarray, p2: np.ndarray, d2: np.ndarray) -> tuple[np.ndarray, float]:
@@ -340,6 +347,78 @@ def _leg(body: Body, side: str) -> _Leg:
         bool(np.linalg.norm(hip1 - float(hip1 @ a[0]) * a[0]) < 1e-12),
         abs(abs(float(a[2] @ a[3])) - 1.0) < 1e-9 and abs(u[1] + w[1] - e[1]) < 1e-12,
         math.hypot(float(a[0] @ a[2]), float(a[0] @ np.cross(a[1], a[2]))),
+        links[0].parent == body.links[0].name,
+        _nao_constants(a, o, hip1, u, w, e, limits, knee_sign, z_sign),
+    )
+
+
+_X, _MY = (1.0, 0.0, 0.0), (0.0, -1.0, 0.0)
+
+
+def _nao_constants(
+    a: np.ndarray,
+    o: np.ndarray,
+    hip1: np.ndarray,
+    u: np.ndarray,
+    w: np.ndarray,
+    e: np.ndarray,
+    limits: tuple[tuple[float, float], ...],
+    knee_sign: float,
+    z_sign: float,
+) -> tuple[float, ...]:
+    """The constants of :func:`_nao_branch` for a leg with the Nao's axes, else ``()``.
+
+    The Nao's leg: hip yaw-pitch about ``(0, a, b)`` (45 degrees between y and z), hip roll and ankle
+    roll about x, hip pitch, knee and ankle pitch about -y, the hip point at the hip yaw-pitch joint
+    and no sideways offsets. Everything :func:`_branch_at` would recompute per call from these is
+    computed here once, by the same expressions.
+    """
+    ax = [tuple(float(x) for x in r) for r in a]
+    if (
+        ax[1] != _X
+        or ax[5] != _X
+        or ax[2] != _MY
+        or ax[3] != _MY
+        or ax[4] != _MY
+        or ax[0][0] != 0.0
+        or any(float(x) != 0.0 for x in hip1)
+        or float(u[1] + w[1] - e[1]) != 0.0
+    ):
+        return ()
+    n0 = ax[0]
+    ca, cb = _dotf(n0, _MY), _dotf(n0, _crossf(_X, _MY))  # as _three_axis has them for (n0, x, -y)
+    lu, lw = math.hypot(u[0], u[2]), math.hypot(w[0], w[2])
+    (lo0, hi0), (lo1, hi1), (lo2, hi2) = limits[:3]
+    y = float(u[1]) + float(w[1]) - float(e[1])  # 0 (checked above), maybe -0.0: kept as _lower_leg has it
+    return tuple(
+        float(x)
+        for x in (
+            n0[1],  # a
+            n0[2],  # b
+            *o[0],  # the hip point in the torso frame
+            u[0],
+            u[2],
+            e[0],
+            e[2],
+            y,
+            lu,
+            lw,
+            lu * lu,
+            lw * lw,
+            2.0 * lu * lw,
+            math.atan2(u[0], u[2]),  # bu
+            math.atan2(w[0], w[2]),  # bw
+            knee_sign,
+            z_sign,
+            math.hypot(ca, cb),  # rho
+            math.atan2(cb, ca),  # phi
+            lo0,
+            hi0,
+            lo1,
+            hi1,
+            lo2,
+            hi2,
+        )
     )
 
 
@@ -500,6 +579,81 @@ def _branch_at(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], q1: 
     return (*hip, q4, q5, q6), why
 
 
+def _nao_branch(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float]) -> tuple[tuple[float, ...], str]:
+    """:func:`_branch_at` for the Nao's leg (``leg.nao``, see :func:`_nao_constants`), written out.
+
+    The same arithmetic as the generic pass with the Nao's axes put in: the hip point sits at the hip
+    yaw-pitch joint (``_turn`` of a zero vector), the basis is (x, -y, -z), the knee and ankle pitch
+    turn about -y and the rolls about x, so each ``_turn`` of an axis-aligned vector keeps one or two
+    of its terms; the two answers of the hip's Davenport split are chosen between as in
+    :func:`_three_axis`. The same numbers as the generic pass (bit for bit on every pose compared when
+    this was written, errors included; tests hold it to 1e-9 rad).
+    """
+    nao = leg.nao
+    a, b, ox, oy, oz, u0, u2, e0, e2, y, lu, lw, lu2, lw2 = nao[:14]
+    den, bu, bw, ks, zs, rho, phi, lo0, hi0, lo1, hi1, lo2, hi2 = nao[14:]
+    atan2, sin, cos = math.atan2, math.sin, math.cos  # _wrap(x) is atan2(sin(x), cos(x)), written out here
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rows
+    dx, dy, dz = ox - pf[0], oy - pf[1], oz - pf[2]
+    h0 = r00 * dx + r10 * dy + r20 * dz  # the hip point in the foot frame
+    h1 = r01 * dx + r11 * dy + r21 * dz
+    h2 = r02 * dx + r12 * dy + r22 * dz
+    # _lower_leg: in the basis (x, -y, -z) the hip point is (h0, -h1, -h2); no sideways offset
+    why = ''
+    zp = branch[1] * zs * math.sqrt(h1 * h1 + h2 * h2 - y * y)
+    q6 = atan2(zp, y) - atan2(-h2, -h1)
+    q6 = atan2(sin(q6), cos(q6))
+    hx, hz = h0 + e0, zp + e2
+    k = (hx * hx + hz * hz - lu2 - lw2) / den
+    if k > 1.0 + 1e-12:
+        why = f'foot out of reach ({math.hypot(hx, hz):.4f} m from the ankle to the hip, leg {lu + lw:.4f} m)'
+    elif k < -1.0 - 1e-12:
+        why = 'foot too close to the hip for the knee'
+    th4 = branch[0] * math.acos(min(1.0, max(-1.0, k))) - bu + bw
+    q5 = atan2(u0 + lw * sin(bw - th4), u2 + lw * cos(bw - th4)) - atan2(hx, hz)
+    q5 = atan2(sin(q5), cos(q5))
+    q4 = ks * th4
+    q4 = atan2(sin(q4), cos(q4))
+    # M n1 and M n2, M = rf R6^T R5^T R4^T: n1 = x turned about -y by -q4, -q5 and about x by -q6 is
+    # (C, -S s6, -S c6) (C, S the cosine and sine of q4 + q5); n2 = -y turns to (0, -c6, s6)
+    c4, s4, c5, s5, c6, s6 = cos(q4), sin(q4), cos(q5), sin(q5), cos(q6), sin(q6)
+    cc = c4 * c5 - s4 * s5
+    ss = c4 * s5 + s4 * c5
+    v1, v2 = -ss * s6, -ss * c6
+    m0, m1, m2 = r00 * cc + r01 * v1 + r02 * v2, r10 * cc + r11 * v1 + r12 * v2, r20 * cc + r21 * v1 + r22 * v2
+    t0 = -r01 * c6 + r02 * s6  # M n2
+    t1 = -r11 * c6 + r12 * s6
+    t2 = -r21 * c6 + r22 * s6
+    # _three_axis with (n0, n1, n2) = ((0, a, b), x, -y)
+    c = a * t1 + b * t2  # n0 . M n2
+    d = math.acos(min(1.0, max(-1.0, c / rho)))
+    tp1, tp2 = t1 - c * a, t2 - c * b  # M n2 off n0 (its x part is t0)
+    k1 = a * m1 + b * m2  # n0 . M n1
+    x0, x1, x2 = a * m2 - b * m1, b * m0, -a * m0  # n0 x M n1
+    best = None
+    for y1 in (phi + d, phi - d):
+        cy, sy = cos(y1), sin(y1)
+        vd = -cy * a + -sy * b  # n2 turned about n1 by y1 is (0, -cy, -sy)
+        p1, p2 = -cy - vd * a, -sy - vd * b
+        y0 = atan2(a * (p2 * t0) - b * (p1 * t0), p1 * tp1 + p2 * tp2) if p1 * p1 + p2 * p2 > 1e-24 else 0.0
+        c0, s0 = cos(y0), -sin(y0)  # M n1 turned about n0 by -y0, then about x by -y1
+        kk = k1 * (1.0 - c0)
+        w1, w2 = m1 * c0 + x1 * s0 + a * kk, m2 * c0 + x2 * s0 + b * kk
+        y2 = atan2(w1 * -sy + w2 * cy, m0 * c0 + x0 * s0)
+        y0, y1, y2 = atan2(-s0, c0), atan2(sy, cy), atan2(sin(y2), cos(y2))
+        violation = (  # the sum of _violation's
+            (lo0 - y0 if y0 < lo0 else y0 - hi0 if y0 > hi0 else 0.0)
+            + (lo1 - y1 if y1 < lo1 else y1 - hi1 if y1 > hi1 else 0.0)
+            + (lo2 - y2 if y2 < lo2 else y2 - hi2 if y2 > hi2 else 0.0)
+        )
+        score = (violation, abs(y0) + abs(y1) + abs(y2))
+        if best is None or score < best[0]:
+            best = (score, (y0, y1, y2, q4, q5, q6))
+    if abs(c) > leg.hip_rho + 1e-12 and not why:  # _three_axis clamped: not this rotation
+        why = 'the hip cannot turn the foot that way'
+    return best[1], why
+
+
 def _solve_branch(
     leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float], hint: tuple[float, float] = (0.0, -1.0)
 ) -> tuple[tuple[float, ...], str, float, bool]:
@@ -507,7 +661,7 @@ def _solve_branch(
     the answer is exact by construction: every closed-form step in reach (else ``why`` says which was not)
     and the first hip angle converged."""
     if leg.hip_fixed:  # hip axis 1 passes through the hip point (Nao): closed form in one pass
-        q, why = _branch_at(leg, pf, rows, branch, 0.0)
+        q, why = _nao_branch(leg, pf, rows, branch) if leg.nao else _branch_at(leg, pf, rows, branch, 0.0)
         return q, why, -1.0, not why
     # Hip axis 1 misses the hip point (T1, K1: the hip point sits on a circle about the hip pitch
     # axis): solve g(q1) = hip1(q1) - q1 = 0 by secant steps (each closed form), starting from ``hint``
@@ -560,6 +714,16 @@ def _solve(leg: _Leg, pf: Vec, rows: Rows, within_limits: bool = True) -> tuple[
     With ``within_limits`` False the first (natural) branch that reaches the pose is taken
     even if it leaves a joint's range (the caller clamps; the walk does this every cycle).
     """
+    if leg.nao:  # the usual case first, without the bookkeeping: the first branch, exact and in range
+        q, why = _nao_branch(leg, pf, rows, leg.branches[0])
+        if not why and math.isfinite(q[0]):
+            if not within_limits:
+                return q, ''
+            for x, (lo, hi) in zip(q, leg.limits):  # noqa: B905 - six each
+                if not lo <= x <= hi:
+                    break
+            else:
+                return q, ''
     best = None
     hint = _HINTS.get(id(leg), (0.0, -1.0))
     for branch in leg.branches:  # the usual one (knee bent the way it bends, hip above the ankle) first
@@ -590,9 +754,15 @@ def _solve_with_hip(leg: _Leg, pf: Vec, rows: Rows, hip: float, within_limits: b
     the root nearer zero is taken (the smaller turn).
     """
     ax, o0 = leg.axes, leg.o_f[0]
-    h = _turn(leg.hip_f, ax[0], hip)
-    d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
-    n = _crossf(d, _turn(ax[1], ax[0], hip))
+    if leg.nao:  # the hip point is the joint's origin; the roll axis x turns about (0, a, b) to (c, b s, -a s)
+        a, b = leg.nao[0], leg.nao[1]
+        ch, sh = math.cos(hip), math.sin(hip)
+        d = (o0[0] - pf[0], o0[1] - pf[1], o0[2] - pf[2])
+        n = _crossf(d, (ch, b * sh, -a * sh))
+    else:
+        h = _turn(leg.hip_f, ax[0], hip)
+        d = (o0[0] + h[0] - pf[0], o0[1] + h[1] - pf[1], o0[2] + h[2] - pf[2])
+        n = _crossf(d, _turn(ax[1], ax[0], hip))
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = rows
     rx, ry, rz = ax[5]  # ankle roll axis in the foot frame
     c0n = r00 * n[0] + r10 * n[1] + r20 * n[2]  # foot axes (columns) along n
@@ -654,9 +824,9 @@ def _in_base(body: Body, leg: _Leg, target: np.ndarray | Sequence, joints: Mappi
         (float(t1[0]), float(t1[1]), float(t1[2])),
         (float(t2[0]), float(t2[1]), float(t2[2])),
     )
-    moving = _moving_base(body, leg.base)
-    if leg.base == body.links[0].name:
+    if leg.at_root:
         return pf, rows
+    moving = _moving_base(body, leg.base)
     key = (id(body), leg.base, tuple(float(joints.get(j, 0.0)) for j in moving))
     hit = _BASES.get(key)
     if hit is None or hit[0] is not body:
