@@ -2,9 +2,10 @@
 
 A :class:`~robocup3d_motion.walk.WalkEngine` with the shipped parameters walks 12 s offline (forward,
 turning, sideways, a blend; 600 cycles) and every ``legs_ik`` call it makes is kept; the calls are then
-timed again (best of ``--repeat``), and each leg's solve is counted in closed-form passes (``_branch_at``:
-T1 and K1 find their first hip angle by secant steps; the Nao's is one pass). Deterministic but for the
-timing, so two trees compare by the passes and by the time measured in one run each, alternated.
+timed again (best of ``--repeat``), and each leg's solve is counted in closed-form passes (``_branch_at``,
+and ``_nao_branch`` where the tree has it: T1 and K1 find their first hip angle by secant steps; the Nao's
+is one pass). Deterministic but for the timing, so two trees compare by the passes and by the time measured
+in one run each, alternated.
 
     python bench/bench_leg_ik.py [--robots T1 K1 nao0] [--repeat 5]
 """
@@ -15,6 +16,7 @@ import argparse
 import collections
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,13 +53,18 @@ def walk_calls(robot: str, cycles: int = 600) -> list[tuple]:
 def passes_per_leg(calls: list[tuple]) -> collections.Counter:
     """How many closed-form passes each leg's solve took, over the calls (solved one leg at a time)."""
     counts: collections.Counter = collections.Counter()
-    real, n = kin._branch_at, [0]
+    names = [name for name in ('_branch_at', '_nao_branch') if hasattr(kin, name)]
+    real, n = {name: getattr(kin, name) for name in names}, [0]
 
-    def counting(*args: object) -> tuple:
-        n[0] += 1
-        return real(*args)
+    def counting(fn: Callable[..., tuple]) -> Callable[..., tuple]:
+        def counted(*args: object) -> tuple:
+            n[0] += 1
+            return fn(*args)
 
-    kin._branch_at = counting
+        return counted
+
+    for name in names:
+        setattr(kin, name, counting(real[name]))
     kin._HINTS.clear()
     try:
         for body, left, right, joints, check in calls:
@@ -68,7 +75,8 @@ def passes_per_leg(calls: list[tuple]) -> collections.Counter:
                 kin._solve(leg, pf, rows, check)
                 counts[n[0]] += 1
     finally:
-        kin._branch_at = real
+        for name in names:
+            setattr(kin, name, real[name])
     return counts
 
 
