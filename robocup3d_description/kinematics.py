@@ -23,7 +23,7 @@ Leg IK, for a foot-link pose relative to the torso (plain floats throughout, no 
 * The Nao's legs (hip yaw-pitch about a 45-degree axis, the other axes along x
   and -y, no sideways offsets) run that pass written out for their axes
   (``_nao_branch``, constants per body in ``_Leg.nao``): the same arithmetic with
-  the zero terms dropped, about 3x faster (docs/benchmarks.md); T1 and K1 keep
+  the zero terms dropped: 2.6-2.8x less CPU a call (docs/benchmarks.md); T1 and K1 keep
   the generic pass, which tests hold the Nao's to as well.
 * Every answer is checked by forward kinematics of the chain, the branches tried
   in order until one reaches the pose. ``reference_ik`` keeps the iterative solver
