@@ -98,7 +98,7 @@ def scram(positions: Mapping[int, Point], places: Sequence[Point]) -> dict[int, 
     d = np.hypot(p[:, None, 0] - q[None, :, 0], p[:, None, 1] - q[None, :, 1])
     big = 1e9
     # MMD: the least bottleneck for which a perfect assignment exists (binary search over the distances)
-    levels = np.unique(d)
+    levels = np.sort(d, axis=None)  # repeated values do no harm to the search (np.unique's dedupe cost more)
     lo, hi = 0, len(levels) - 1
     while lo < hi:
         mid = (lo + hi) // 2
