@@ -66,6 +66,7 @@ from robocup3d_description.robots import RobotSpec, nao  # noqa: E402
 from robocup3d_motion.fall import fall_direction  # noqa: E402
 from robocup3d_motion.getup import getup_skill_for  # noqa: E402
 from robocup3d_motion.joint_control import JointController, control_settings  # noqa: E402
+from robocup3d_motion.landing import LandingRule, LandingWatch  # noqa: E402
 from robocup3d_motion.nao_fall import NaoFallDetector  # noqa: E402
 from robocup3d_motion.skills.engine import SkillPlayer, SkillRegistry, load_nao_registry  # noqa: E402
 from robocup3d_tools.servers import connect_trainer, free_port, start_simspark_server  # noqa: E402
@@ -257,9 +258,12 @@ class NaoAgent:
             self.t = p.time
         self.joints.update(p.joint_positions)
 
-    def step(self, targets: dict[str, float]) -> None:
-        """Send velocities towards ``targets`` (rad; unnamed joints: the hold pose), then sense."""
-        cmd = self.controller.command(targets, self.joints)
+    def step(self, targets: dict[str, float], kp: float = 0.0) -> None:
+        """Send velocities towards ``targets`` (rad; unnamed joints: the hold pose), then sense.
+
+        ``kp``: a skill's own P gain for every joint (1/s; 0: the robot's), as ``MotionCore.gains``."""
+        gains = dict.fromkeys(self.controller.settings.kp, kp) if kp > 0.0 else None
+        cmd = self.controller.command(targets, self.joints, kp=gains)
         vel = dict(zip(cmd.names, cmd.velocity, strict=True))
         self.link.send(self.proto.encode(Action(joints=JointCommand(velocity=vel))).text)
         self._recv()
@@ -291,10 +295,25 @@ class Controller:
     getups: int = 0
     pause_until: float = -math.inf
     on_cycle: Callable[[NaoAgent], None] | None = None
+    land: LandingWatch | None = None  # the fall's landing watch (MotionCore's), if its get-up waits for it
+    fell_to: str = 'none'
 
     def sense(self) -> None:
         p = self.agent.percept
+        was_fallen = self.detector.fallen
         self.state = self.detector.update(p.gyro, p.accel, 0.02, p.forces)
+        if not self.state.fallen:
+            self.land = None
+        elif not was_fallen:  # the fall report: watch for the landing if its get-up waits for it
+            self.fell_to = self.state.direction
+            rule = LandingRule.from_params(self.skills.param, f'getup_{self.fell_to}')
+            self.land = LandingWatch(rule, self.agent.t) if rule.active and self.fell_to in ('front', 'back') else None
+        if self.land is not None and p.gyro is not None:
+            self.land.update(self.agent.t, p.gyro, p.accel)
+
+    def landed(self, name: str) -> bool:
+        """Whether get-up ``name`` may start (``MotionCore._landed``)."""
+        return self.land is None or name != f'GETUP_{self.fell_to.upper()}' or self.land.ready(self.agent.t)
 
     def cycle(self, override: dict[str, float] | None = None) -> None:
         """One cycle: if fallen and idle, start the get-up; play it; else stand.
@@ -305,7 +324,7 @@ class Controller:
         if override is None:
             lying = fall_direction(self.state.up)
             name = getup_skill_for(lying, self.skills) if self.state.fallen else None
-            if self.player is None and name is not None and self.agent.t >= self.pause_until:
+            if self.player is None and name is not None and self.agent.t >= self.pause_until and self.landed(name):
                 self.player = SkillPlayer(self.skills[name], self.agent.robot)
                 self.reset, self.getups = True, self.getups + 1
                 self.getup_started = self.agent.t
@@ -320,7 +339,10 @@ class Controller:
         targets = dict(self.targets)
         if override:
             targets.update(override)
-        self.agent.step(targets)
+        kp = 0.0
+        if self.player is not None and not override:
+            kp = self.skills.param(f'{self.player.skill.name.lower()}_kp', 0.0)
+        self.agent.step(targets, kp)
         if self.on_cycle:
             self.on_cycle(self.agent)
 

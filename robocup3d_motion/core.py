@@ -40,6 +40,7 @@ from robocup3d_motion.getup import (
 from robocup3d_motion.head import HeadControl
 from robocup3d_motion.joint_control import JointController, control_settings
 from robocup3d_motion.kick_config import BallSkills, check_skills
+from robocup3d_motion.landing import LandingRule, LandingWatch
 from robocup3d_motion.nao_fall import NaoFallDetector
 from robocup3d_motion.requests import Dribble, GoTo, Kick, RequestError, SkillRequest, parse_request
 from robocup3d_motion.walk import KickSwing, WalkEngine, walk_sets
@@ -128,6 +129,9 @@ class MotionCore:
             self.skills.update({name: None for name in self._skl})
             if not self._skl.param('getup_side', 1.0):  # a type that plays the back get-up after a side fall
                 self.skills.pop('GETUP_SIDE', None)
+        #: get-ups that start once the body has landed (``$<skill>_land_*``), by fall direction
+        self.landing = self._landing_rules()
+        self._land: LandingWatch | None = None  # the running fall's, if its get-up waits for the landing
         self.imu_timeout = imu_timeout
         self.getup_pause = getup_pause
         self.targets: dict[str, float] = {}  # external stand targets (joint_targets)
@@ -205,9 +209,32 @@ class MotionCore:
         still = gyro[0] * gyro[0] + gyro[1] * gyro[1] + gyro[2] * gyro[2] < self.calm_rate * self.calm_rate
         self._calm_since = (t if self._calm_since is None else self._calm_since) if still else None
         if not self.state.fallen:
-            self._fallen_since = None
+            self._fallen_since, self._land = None, None
         elif self._fallen_since is None:
             self._fallen_since, self._fell_to = t, self.state.direction
+            rule = self.landing.get(self._fell_to)
+            self._land = LandingWatch(rule, t) if rule is not None else None
+        if self._land is not None:
+            self._land.update(t, gyro, accel)
+
+    def _landing_rules(self) -> dict[str, LandingRule]:
+        """The landing rules of the Nao's get-ups per fall direction (:mod:`robocup3d_motion.landing`): only a fall
+        first reported to the front or back, whose get-up is the first thing played."""
+        if self.robot.server != 'simspark':
+            return {}
+        rules = {}
+        for direction in ('front', 'back'):
+            name = GETUP_SKILLS[direction]
+            if name in self.skills:
+                rule = LandingRule.from_params(self._skl.param, name.lower())
+                if rule.active:
+                    rules[direction] = rule
+        return rules
+
+    def _landed(self, name: str, t: float) -> bool:
+        """Whether get-up ``name`` may start: it waits for the landing of the fall it follows, if it has a rule."""
+        land = self._land
+        return land is None or name != GETUP_SKILLS.get(self._fell_to) or land.ready(t)
 
     def _lies_still(self, t: float) -> bool:
         """Whether a get-up may start: after a fall to the front or back at once (the skills are
@@ -471,10 +498,10 @@ class MotionCore:
                 return dict(self.last_cmd)
         elif self.state.fallen and not self.is_getup and t >= self._pause_until and self._lies_still(t):
             name = getup_skill_for(fall_direction(self.state.up), self.skills)  # the side it lies on now
-            if name is not None:
+            if name is not None and self._landed(name, t):
                 self.getups += 1
                 self._start(name, getup=True)
-            elif self.skill != STAND:
+            elif self.skill != STAND:  # no get-up, or not yet (the body lands first): no kick or walk plays on
                 self._start(STAND)
         if self.task is not None and not self.task.over and self.imu_ok:
             self._run_task(t)

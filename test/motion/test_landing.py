@@ -1,0 +1,108 @@
+"""The get-up's start on the landing (``robocup3d_motion.landing``) and MotionCore's use of it: pure, no server."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from robocup3d_bridge.config_files import load_config
+from robocup3d_description.robots import nao
+from robocup3d_motion.core import MotionCore
+from robocup3d_motion.landing import G, LandingRule, LandingWatch
+
+BACK = (G, 0.0, 0.0)  # the accelerometer of a Nao lying on its back (REP-103 torso axes)
+
+
+def _fall(watch: LandingWatch, samples: list[tuple[float, float]]) -> float | None:
+    """Feed (pitch rate rad/s, |accel| m/s^2) every 0.02 s from the report at 0; when it landed."""
+    watch.start(0.0)
+    for k, (rate, acc) in enumerate(samples):
+        t = 0.02 * k
+        if watch.update(t, (0.0, rate, 0.0), (acc, 0.0, 0.0)):
+            return t
+    return None
+
+
+# a fall reported 0.1 s before the impact: falling at -3 rad/s, the impact, 0.1 s airborne, then lying
+EARLY = [(-3.0, 8.0)] * 5 + [(2.5, 40.0), (1.0, 2.0), (0.4, 3.0), (0.3, 5.0), (0.2, 9.5)] + [(0.1, G)] * 20
+# a fall reported at the impact
+LATE = [(-3.0, 38.0), (0.5, 16.0), (0.7, 9.0), (0.3, 8.0), (0.2, 9.6)] + [(0.1, G)] * 20
+
+
+def test_the_rebound_fires_at_the_impact_however_early_the_fall_was_reported() -> None:
+    watch = LandingWatch(LandingRule(rebound=1.0))
+    assert _fall(watch, EARLY) == pytest.approx(0.10)
+    assert watch.how == 'rebound'
+    assert _fall(watch, LATE) == pytest.approx(0.02)
+
+
+def test_the_calm_fires_once_the_bounce_is_over() -> None:
+    watch = LandingWatch(LandingRule(calm_rate=0.6, calm_acc=2.0, calm_s=0.04))
+    assert _fall(watch, EARLY) == pytest.approx(0.22)  # calm from 0.18 s (|a| 9.5), held 0.04 s
+    assert watch.how == 'calm'
+    assert _fall(watch, LATE) == pytest.approx(0.10)  # calm (|a| 8.0) from 0.06 s
+
+
+def test_a_calm_gyro_in_free_fall_is_not_calm() -> None:
+    """Airborne after the impact the torso turns slowly, but the accelerometer reads far below g."""
+    watch = LandingWatch(LandingRule(calm_rate=0.6, calm_acc=2.0))
+    assert _fall(watch, [(0.1, 1.0)] * 10) is None
+
+
+def test_without_the_event_it_starts_at_the_timeout_and_without_a_rule_at_once() -> None:
+    watch = LandingWatch(LandingRule(rebound=1.0, max_s=0.5))
+    watch.start(3.0)
+    for k in range(20):  # lying still from the report on: no rebound
+        watch.update(3.0 + 0.02 * k, (0.0, 0.0, 0.0), BACK)
+    assert not watch.ready(3.48)
+    assert watch.ready(3.5) and watch.how == 'timeout'
+    assert LandingWatch(LandingRule()).ready(0.0)  # no rule: no wait
+
+
+def test_the_rule_is_read_from_skill_parameters() -> None:
+    params = {'getup_back_land_rebound': 1.5, 'getup_back_land_max': 0.4, 'getup_back_land_calm_acc': 0.0}
+    rule = LandingRule.from_params(params.get, 'getup_back')
+    assert rule == LandingRule(rebound=1.5, max_s=0.4) and rule.active
+    assert not LandingRule.from_params(lambda name, default: default, 'getup_back').active
+    with pytest.raises(ValueError):
+        LandingRule(calm_rate=-1.0)
+
+
+def _back_fall(tmp_path: Path, params: str, impact_s: float | None) -> float:
+    """A Nao falling onto its back, the impact ``impact_s`` after the report (None: put on its back, no fall seen
+    by the gyro): when its get-up started, after the report."""
+    path = tmp_path / 'params.txt'
+    path.write_text(params)
+    core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
+    joints = dict.fromkeys(nao(0).joint_names, 0.0)
+    for k in range(5):  # standing still: the detector's estimate starts here
+        core.on_imu(0.02 * k, (0.0, 0.0, 0.0), (0.0, 0.0, G), wall=0.0)
+    t, reported = 0.1, None
+    for _ in range(200):
+        if impact_s is None:
+            gyro, acc = (0.0, 0.0, 0.0), BACK
+        elif reported is None:
+            gyro, acc = (0.0, -4.0, 0.0), (0.0, 0.0, 0.0)  # falling backwards, accelerometer useless
+        elif t - reported < impact_s:
+            gyro, acc = (0.0, -1.5, 0.0), (0.0, 0.0, 0.0)  # still falling, more slowly
+        else:
+            gyro, acc = (0.0, 0.0, 0.0), BACK  # landed
+        core.on_imu(t, gyro, acc, wall=0.0)
+        if core.state.fallen and reported is None:
+            reported = t
+        core.step(t, joints, wall=0.0)
+        if core.is_getup:
+            assert core.skill == 'GETUP_BACK'
+            return t - reported
+        t += 0.02
+    return math.inf
+
+
+def test_the_back_getup_waits_for_its_landing_when_its_parameters_ask(tmp_path: Path) -> None:
+    rule = 'getup_back_land_rebound\t1.0\ngetup_back_land_max\t0.6\n'
+    assert _back_fall(tmp_path, rule, 0.2) == pytest.approx(0.2)
+    assert _back_fall(tmp_path, rule, 0.4) == pytest.approx(0.4)
+    assert _back_fall(tmp_path, rule, None) == pytest.approx(0.6)  # no impact seen: the timeout
+    assert _back_fall(tmp_path, '', 0.4) == pytest.approx(0.0)  # the shipped rule (none): at once
