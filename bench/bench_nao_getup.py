@@ -701,7 +701,8 @@ def run_graph_trial(rig: GraphRig, direction: str, rng: random.Random) -> Trial:
         trial.trace.append(
             f'{t - t_fall:5.1f}s z={tor.pos[2]:.2f} up={tor.up[2]:+.2f} ' if tor else f'{t - t_fall:5.1f}s no truth '
         )
-        trial.trace[-1] += ' '.join(f'{k}={st.get(k)}' for k in ('skill', 'fallen', 'direction', 'getup', 'tilt_deg'))
+        shown = ('skill', 'fallen', 'direction', 'getup', 'tilt_deg', 'landing')
+        trial.trace[-1] += ' '.join(f'{k}={st.get(k)}' for k in shown)
         if tor is not None and tor.upright and not st.get('getup') and not st.get('fallen'):
             upright_since = t if upright_since is None and t - t_fall < TIMEOUT else upright_since
             if upright_since is not None and t - upright_since >= HOLD:

@@ -654,10 +654,18 @@ class MotionCore:
             'tilt_deg': round(math.degrees(s.tilt), 1),
             'imu_ok': self.imu_ok,
             'getups': self.getups,
+            'landing': self._landing_state(),
             'error': self.error,
             'walk': self._walk_state(),
             'task': self.task.state() if self.task is not None else None,
         }
+
+    def _landing_state(self) -> str:
+        """How and when (s after the fall report) the running fall's landing was seen; '' if it is not watched."""
+        land = self._land
+        if land is None or land.landed_at is None:
+            return 'waiting' if land is not None else ''
+        return f'{land.how} {land.landed_at - land.t0:.2f}'
 
     def _walk_state(self) -> dict:
         if self.walk is None:
