@@ -236,6 +236,19 @@ class MotionCore:
         land = self._land
         return land is None or name != GETUP_SKILLS.get(self._fell_to) or land.ready(t)
 
+    def _reanchors(self, skill: str) -> bool:
+        """Whether the fall detector starts afresh when get-up ``skill`` ends (``$<skill>_reanchor`` 1).
+
+        A get-up at a high gain turns the torso faster than the complementary filter follows: after a fast
+        Nao back get-up the estimate was off by 20-35 deg with the robot standing (session 37), so the
+        stand's balance pushed it over, or the detector kept it fallen and played the get-up again.
+        """
+        return self.robot.server == 'simspark' and self._skl.param(f'{skill.lower()}_reanchor', 0.0) > 0.0
+
+    def _landing_awaited(self) -> bool:
+        """Whether a get-up waits for the body to land (a fall is watched and has not landed)."""
+        return self._land is not None and self._land.landed_at is None
+
     def _lies_still(self, t: float) -> bool:
         """Whether a get-up may start: after a fall to the front or back at once (the skills are
         tuned for that), also after one to the side if the robot has a side get-up (it holds the
@@ -524,6 +537,8 @@ class MotionCore:
             if done:
                 was_getup = self.is_getup
                 self._still_until = t + self._recover_after(self.skill)
+                if was_getup and self._reanchors(self.skill):
+                    self.fall.reset()  # the tilt estimate afresh from the accelerometer (see _reanchors)
                 self._start(STAND)
                 if was_getup:
                     self._pause_until = t + self.getup_pause  # let the detector see the result first
@@ -551,7 +566,8 @@ class MotionCore:
                 self._stand_from = (dict(cmd), t)
         else:
             base = dict(self.settings.hold_pose)
-            base.update(self.targets)
+            if not self._landing_awaited():  # the body lands in the hold pose, not in a pose someone asked for
+                base.update(self.targets)
             cmd = base
             if self.imu_ok and not self.state.fallen:
                 cmd = self.balance.apply(base, self.state.pitch, self.state.roll, self.gyro)
@@ -664,7 +680,7 @@ class MotionCore:
         """How and when (s after the fall report) the running fall's landing was seen; '' if it is not watched."""
         land = self._land
         if land is None or land.landed_at is None:
-            return 'waiting' if land is not None else ''
+            return 'waiting' if self._landing_awaited() else ''
         return f'{land.how} {land.landed_at - land.t0:.2f}'
 
     def _walk_state(self) -> dict:

@@ -106,3 +106,44 @@ def test_the_back_getup_waits_for_its_landing_when_its_parameters_ask(tmp_path: 
     assert _back_fall(tmp_path, rule, 0.4) == pytest.approx(0.4)
     assert _back_fall(tmp_path, rule, None) == pytest.approx(0.6)  # no impact seen: the timeout
     assert _back_fall(tmp_path, '', 0.4) == pytest.approx(0.0)  # the shipped rule (none): at once
+
+
+def test_while_the_body_lands_it_holds_the_hold_pose_not_the_asked_targets(tmp_path: Path) -> None:
+    """The bench (and a strategy) may still be asking for a pose through ``joint_targets`` when the fall is reported;
+    the body lands in the hold pose, as the get-up would have it, not in the pose that threw it over."""
+    path = tmp_path / 'params.txt'
+    path.write_text('getup_back_land_rebound\t1.0\ngetup_back_land_max\t0.6\n')
+    core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
+    core.targets = {'llj3': -0.4, 'rlj3': -0.4}  # hips extended: the bench's knock-down pose
+    joints = dict.fromkeys(nao(0).joint_names, 0.0)
+    for k in range(5):
+        core.on_imu(0.02 * k, (0.0, 0.0, 0.0), (0.0, 0.0, G), wall=0.0)
+    t = 0.1
+    while not core.state.fallen:
+        core.on_imu(t, (0.0, -4.0, 0.0), (0.0, 0.0, 0.0), wall=0.0)
+        t += 0.02
+    out = core.step(t, joints, wall=0.0)
+    assert core.state_dict()['landing'] == 'waiting' and not core.is_getup
+    assert out['llj3'] == pytest.approx(core.settings.hold_pose['llj3'])
+
+
+def test_a_getup_that_reanchors_restarts_the_fall_detector_when_it_ends(tmp_path: Path) -> None:
+    """``$getup_back_reanchor 1``: once GETUP_BACK ends the tilt estimate starts afresh from the accelerometer
+    (a fast get-up leaves the gyro-integrated estimate tens of degrees off); without it the estimate is kept."""
+    for reanchor, fresh in ((1, True), (0, False)):
+        path = tmp_path / 'params.txt'
+        path.write_text(f'getup_back_reanchor\t{reanchor}\n')
+        core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
+        joints = dict.fromkeys(nao(0).joint_names, 0.0)
+        t, ended = 0.0, None
+        for _ in range(600):
+            core.on_imu(t, (0.0, 0.0, 0.0), BACK, wall=0.0)  # lying on its back all along (teleported: no gyro)
+            was = core.is_getup
+            core.step(t, joints, wall=0.0)
+            if was and not core.is_getup:
+                ended = t
+                break
+            t += 0.02
+        assert ended is not None
+        assert (core.fall.up is None) == fresh
+        assert core.state.fallen  # the state of the cycle it ended in
