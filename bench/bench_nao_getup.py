@@ -306,7 +306,8 @@ class Controller:
             self.land = None
         elif not was_fallen:  # the fall report: watch for the landing if its get-up waits for it
             self.fell_to = self.state.direction
-            rule = LandingRule.from_params(self.skills.param, f'getup_{self.fell_to}')
+            played = self.skills.played(f'GETUP_{self.fell_to.upper()}')
+            rule = LandingRule.from_params(self.skills.param, played.lower())
             self.land = LandingWatch(rule, self.agent.t) if rule.active and self.fell_to in ('front', 'back') else None
         if self.land is not None and p.gyro is not None:
             self.land.update(self.agent.t, p.gyro, p.accel)
@@ -325,7 +326,7 @@ class Controller:
             lying = fall_direction(self.state.up)
             name = getup_skill_for(lying, self.skills) if self.state.fallen else None
             if self.player is None and name is not None and self.agent.t >= self.pause_until and self.landed(name):
-                self.player = SkillPlayer(self.skills[name], self.agent.robot)
+                self.player = SkillPlayer(self.skills[self.skills.played(name)], self.agent.robot)
                 self.reset, self.getups = True, self.getups + 1
                 self.getup_started = self.agent.t
             if self.player is not None:

@@ -226,7 +226,7 @@ class MotionCore:
         for direction in ('front', 'back'):
             name = GETUP_SKILLS[direction]
             if name in self.skills:
-                rule = LandingRule.from_params(self._skl.param, name.lower())
+                rule = LandingRule.from_params(self._skl.param, self._skl.played(name).lower())
                 if rule.active:
                     rules[direction] = rule
         return rules
@@ -243,7 +243,9 @@ class MotionCore:
         Nao back get-up the estimate was off by 20-35 deg with the robot standing (session 37), so the
         stand's balance pushed it over, or the detector kept it fallen and played the get-up again.
         """
-        return self.robot.server == 'simspark' and self._skl.param(f'{skill.lower()}_reanchor', 0.0) > 0.0
+        if self.robot.server != 'simspark':
+            return False
+        return self._skl.param(f'{self._skl.played(skill).lower()}_reanchor', 0.0) > 0.0
 
     def _landing_awaited(self) -> bool:
         """Whether a get-up waits for the body to land (a fall is watched and has not landed)."""
@@ -491,8 +493,9 @@ class MotionCore:
             if name == WALK and self.walk is not None:
                 self.walk.reset()
         elif self.robot.server == 'simspark':
-            self.player = self._skl.player(name, self.robot, overrides=overrides)
-            self._skill_kp = self._skl.param(f'{name.lower()}_kp', 0.0)
+            played = self._skl.played(name)  # a type's variant of it, if it plays one
+            self.player = self._skl.player(played, self.robot, overrides=overrides)
+            self._skill_kp = self._skl.param(f'{played.lower()}_kp', 0.0)
         elif strength is not None:
             soft, power = strength
             self.player = KeyframePlayer(blend_skills(self.skills[soft], self.skills[name], power, name), self.robot)

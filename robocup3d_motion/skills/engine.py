@@ -228,6 +228,15 @@ class SkillRegistry(Mapping[str, Skill[float]]):
         """The value of ``$name`` the skills were resolved with (``default`` if no parameter file sets it)."""
         return self._params.get(name, default)
 
+    def played(self, name: str) -> str:
+        """The skill played for ``name``: its variant ``<NAME>_FAST`` where ``$<name>_fast`` is 1 and it exists.
+
+        One skill file serves every type, so a type that gets up another way (e.g. type 0's fast back
+        get-up, docs/getup.md session 37) names that skill's variant in its parameter file.
+        """
+        fast = f'{name}_FAST'
+        return fast if fast in self._skills and self.param(f'{name.lower()}_fast', 0.0) > 0.0 else name
+
     def add(self, skill: Skill[float]) -> Skill[float]:
         """Register ``skill``.
 

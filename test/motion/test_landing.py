@@ -13,6 +13,7 @@ from robocup3d_motion.core import MotionCore
 from robocup3d_motion.landing import G, LandingRule, LandingWatch
 
 BACK = (G, 0.0, 0.0)  # the accelerometer of a Nao lying on its back (REP-103 torso axes)
+NO_FAST = 'getup_back_fast\t0\n'  # type 0 then plays GETUP_BACK itself, whose rules these tests set
 
 
 def _fall(watch: LandingWatch, samples: list[tuple[float, float]]) -> float | None:
@@ -74,7 +75,7 @@ def _back_fall(tmp_path: Path, params: str, impact_s: float | None) -> float:
     """A Nao falling onto its back, the impact ``impact_s`` after the report (None: put on its back, no fall seen
     by the gyro): when its get-up started, after the report."""
     path = tmp_path / 'params.txt'
-    path.write_text(params)
+    path.write_text(params + NO_FAST)
     core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
     joints = dict.fromkeys(nao(0).joint_names, 0.0)
     for k in range(5):  # standing still: the detector's estimate starts here
@@ -112,7 +113,7 @@ def test_while_the_body_lands_it_holds_the_hold_pose_not_the_asked_targets(tmp_p
     """The bench (and a strategy) may still be asking for a pose through ``joint_targets`` when the fall is reported;
     the body lands in the hold pose, as the get-up would have it, not in the pose that threw it over."""
     path = tmp_path / 'params.txt'
-    path.write_text('getup_back_land_rebound\t1.0\ngetup_back_land_max\t0.6\n')
+    path.write_text('getup_back_land_rebound\t1.0\ngetup_back_land_max\t0.6\n' + NO_FAST)
     core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
     core.targets = {'llj3': -0.4, 'rlj3': -0.4}  # hips extended: the bench's knock-down pose
     joints = dict.fromkeys(nao(0).joint_names, 0.0)
@@ -132,7 +133,7 @@ def test_a_getup_that_reanchors_restarts_the_fall_detector_when_it_ends(tmp_path
     (a fast get-up leaves the gyro-integrated estimate tens of degrees off); without it the estimate is kept."""
     for reanchor, fresh in ((1, True), (0, False)):
         path = tmp_path / 'params.txt'
-        path.write_text(f'getup_back_reanchor\t{reanchor}\n')
+        path.write_text(f'getup_back_reanchor\t{reanchor}\n' + NO_FAST)
         core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
         joints = dict.fromkeys(nao(0).joint_names, 0.0)
         t, ended = 0.0, None
@@ -147,3 +148,19 @@ def test_a_getup_that_reanchors_restarts_the_fall_detector_when_it_ends(tmp_path
         assert ended is not None
         assert (core.fall.up is None) == fresh
         assert core.state.fallen  # the state of the cycle it ended in
+
+
+@pytest.mark.parametrize('robot_type', range(5))
+def test_type_0_plays_the_fast_back_getup_on_its_landing_and_the_others_as_before(robot_type: int) -> None:
+    """``$getup_back_fast 1`` (type 0's file): GETUP_BACK plays GETUP_BACK_FAST, with its own gain, landing rule
+    and re-anchoring; every other type plays GETUP_BACK at once, at the robot's gains, as before session 37."""
+    core = MotionCore(nao(robot_type), load_config('robots.yaml'))
+    fast = robot_type == 0
+    assert core._skl.played('GETUP_BACK') == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
+    assert core._skl.played('GETUP_FRONT') == 'GETUP_FRONT'
+    assert ('back' in core.landing) == fast and 'front' not in core.landing
+    assert core._reanchors('GETUP_BACK') == fast
+    core.request('GETUP_BACK')
+    assert core.player.skill.name == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
+    kp = set(core.gains()[0].values())
+    assert kp == ({core._skl.param('getup_back_fast_kp', 0.0)} if fast else set(core.settings.kp.values()))

@@ -11,7 +11,7 @@ from robocup3d_motion.core import MotionCore
 
 def _core(tmp_path: Path, params: str) -> MotionCore:
     path = tmp_path / 'params.txt'
-    path.write_text(params)
+    path.write_text(params + 'getup_back_fast\t0\n')  # type 0 plays GETUP_BACK itself, not its fast variant
     return MotionCore(robot_spec('simspark', 'nao', 0), load_config('robots.yaml'), skill_params=(str(path),))
 
 

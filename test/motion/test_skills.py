@@ -536,7 +536,7 @@ def test_nao_getup_skills_resolve_per_type_within_limits(robot_type: int) -> Non
     """The shipped get-ups resolve against defaultParams.txt + the type's file and stay within its joint ranges."""
     registry = engine.load_nao_registry(robot_type)
     robot = nao(robot_type)
-    for name in ('GETUP_FRONT', 'GETUP_BACK', 'GETUP_SIDE'):
+    for name in ('GETUP_FRONT', 'GETUP_BACK', 'GETUP_SIDE', 'GETUP_BACK_FAST'):
         player = registry.player(name, robot)
         steps = list(run(player, dict.fromkeys(robot.joint_names, 0.0)))
         assert steps[-1][2], f'{name} did not finish'
