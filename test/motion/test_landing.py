@@ -151,11 +151,11 @@ def test_a_getup_that_reanchors_restarts_the_fall_detector_when_it_ends(tmp_path
 
 
 @pytest.mark.parametrize('robot_type', range(5))
-def test_type_0_plays_the_fast_back_getup_on_its_landing_and_the_others_as_before(robot_type: int) -> None:
-    """``$getup_back_fast 1`` (type 0's file): GETUP_BACK plays GETUP_BACK_FAST, with its own gain, landing rule
-    and re-anchoring; every other type plays GETUP_BACK at once, at the robot's gains, as before session 37."""
+def test_types_0_and_4_play_the_fast_back_getup_on_its_landing_and_the_others_as_before(robot_type: int) -> None:
+    """``$getup_back_fast 1`` (types 0 and 4): GETUP_BACK plays GETUP_BACK_FAST, with its own gain, landing rule
+    and re-anchoring; types 1-3 play GETUP_BACK at once, at the robot's gains, as before session 37."""
     core = MotionCore(nao(robot_type), load_config('robots.yaml'))
-    fast = robot_type == 0
+    fast = robot_type in (0, 4)
     assert core._skl.played('GETUP_BACK') == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
     assert core._skl.played('GETUP_FRONT') == 'GETUP_FRONT'
     assert ('back' in core.landing) == fast and 'front' not in core.landing
