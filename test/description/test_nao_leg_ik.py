@@ -80,21 +80,31 @@ def test_only_the_nao_legs_are_written_out() -> None:
             assert bool(kin._leg(body, side).nao) == name.startswith('nao')
 
 
+def _tally(generic, fn: object, cases: object, check_limits: bool) -> tuple[int, int]:
+    """(solved, raised) over ``cases`` (argument tuples of ``fn``), each answer held to the generic pass's."""
+    solved = raised = 0
+    for args in cases:
+        want = generic(fn, *args, check_limits=check_limits)
+        if _same(_answer(fn, *args, check_limits=check_limits), want):
+            solved += 1
+        else:
+            raised += 1
+    return solved, raised
+
+
 @pytest.mark.parametrize('name', NAOS)
 @pytest.mark.parametrize('check_limits', [True, False])
 def test_both_legs_match_the_generic_closed_form(name: str, check_limits: bool, generic) -> None:
     body = body_for(name)
     rng = np.random.default_rng(11 * sum(map(ord, name)) + check_limits)
-    solved = raised = 0
-    for k in range(300):
-        q = {**_angles(body, 'l', rng, 0.0), **_angles(body, 'r', rng, 0.0)}
-        q['rlj1'] = q['llj1'] + (float(rng.uniform(-0.15, 0.15)) if k % 3 else 0.0)  # as a walk asks for
-        left, right = kin.foot_pose(body, 'l', q), kin.foot_pose(body, 'r', q)
-        want = generic(kin.legs_ik, body, left, right, check_limits=check_limits)
-        if _same(_answer(kin.legs_ik, body, left, right, check_limits=check_limits), want):
-            solved += 1
-        else:
-            raised += 1
+
+    def cases():
+        for k in range(300):
+            q = {**_angles(body, 'l', rng, 0.0), **_angles(body, 'r', rng, 0.0)}
+            q['rlj1'] = q['llj1'] + (float(rng.uniform(-0.15, 0.15)) if k % 3 else 0.0)  # as a walk asks for
+            yield body, kin.foot_pose(body, 'l', q), kin.foot_pose(body, 'r', q)
+
+    solved, raised = _tally(generic, kin.legs_ik, cases(), check_limits)
     assert solved >= 100
     assert raised >= 10 or not check_limits
 
@@ -104,15 +114,13 @@ def test_both_legs_match_the_generic_closed_form(name: str, check_limits: bool, 
 def test_one_leg_matches_the_generic_closed_form(name: str, check_limits: bool, generic) -> None:
     body = body_for(name)
     rng = np.random.default_rng(13 * sum(map(ord, name)) + check_limits)
-    solved = raised = 0
-    for _ in range(300):
-        side = 'lr'[rng.integers(2)]
-        target = kin.foot_pose(body, side, _angles(body, side, rng, 0.05))
-        want = generic(kin.leg_ik, body, side, target, check_limits=check_limits)
-        if _same(_answer(kin.leg_ik, body, side, target, check_limits=check_limits), want):
-            solved += 1
-        else:
-            raised += 1
+
+    def cases():
+        for _ in range(300):
+            side = 'lr'[rng.integers(2)]
+            yield body, side, kin.foot_pose(body, side, _angles(body, side, rng, 0.05))
+
+    solved, raised = _tally(generic, kin.leg_ik, cases(), check_limits)
     assert solved >= 100
     assert raised >= 10 or not check_limits
 
