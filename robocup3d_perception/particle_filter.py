@@ -281,21 +281,8 @@ class SelfLocator:
         if self._dmap is not None and len(obs.lines):
             pts = self._line_points(obs)
             if len(pts):
-                grid, x0, y0 = self._dmap
-                gx = poses[:, None, 0] + c[:, None] * pts[None, :, 0] - s[:, None] * pts[None, :, 1]
-                gy = poses[:, None, 1] + s[:, None] * pts[None, :, 0] + c[:, None] * pts[None, :, 1]
-                # the cell of each point, clamped to the map (np.minimum/np.maximum: np.clip's own overhead was
-                # a tenth of this function), read from the flat map
-                ix = ((gx - x0) * 20.0).astype(np.int32)
-                np.minimum(np.maximum(ix, 0, out=ix), grid.shape[0] - 1, out=ix)
-                iy = ((gy - y0) * 20.0).astype(np.int32)
-                np.minimum(np.maximum(iy, 0, out=iy), grid.shape[1] - 1, out=iy)
-                ix *= grid.shape[1]
-                ix += iy
-                dist = grid.ravel().take(ix)
-                sl = pr.sigma_line + pr.sigma_line_rel * np.hypot(pts[:, 0], pts[:, 1])
                 # Line points are many and correlated: they count as a third of an observation each.
-                total += np.log(np.exp(-0.5 * (dist / sl) ** 2) + pr.outlier).sum(axis=1) / 3.0
+                total += self._line_log_likelihoods(poses, c, s, pts).sum(axis=1) / 3.0
                 count += max(1, len(pts) // 3)
         if count:
             margin = self.field.border
@@ -439,14 +426,28 @@ class SelfLocator:
         pts = self._line_points(obs)
         if not len(pts):
             return True
-        grid, x0, y0 = self._dmap
+        poses = pose[None, :]
+        ll = self._line_log_likelihoods(poses, np.cos(poses[:, 2]), np.sin(poses[:, 2]), pts)
+        return float(ll.mean()) >= self.p.fit_line_score
+
+    def _line_log_likelihoods(self, poses: np.ndarray, c: np.ndarray, s: np.ndarray, pts: np.ndarray) -> np.ndarray:
+        """Log-likelihood (n, k) of each seen line point (k, 2; level frame) from each pose (n, 3; ``c``, ``s``: the
+        cosines and sines of their headings): its distance to the nearest field line, read from the distance map."""
         pr = self.p
-        c, s = math.cos(pose[2]), math.sin(pose[2])
-        ix = np.clip(((pose[0] + c * pts[:, 0] - s * pts[:, 1] - x0) * 20.0).astype(np.int32), 0, grid.shape[0] - 1)
-        iy = np.clip(((pose[1] + s * pts[:, 0] + c * pts[:, 1] - y0) * 20.0).astype(np.int32), 0, grid.shape[1] - 1)
+        grid, x0, y0 = self._dmap
+        gx = poses[:, None, 0] + c[:, None] * pts[None, :, 0] - s[:, None] * pts[None, :, 1]
+        gy = poses[:, None, 1] + s[:, None] * pts[None, :, 0] + c[:, None] * pts[None, :, 1]
+        # the cell of each point, clamped to the map (np.minimum/np.maximum: np.clip's own overhead was
+        # a tenth of the particles' likelihood), read from the flat map
+        ix = ((gx - x0) * 20.0).astype(np.int32)
+        np.minimum(np.maximum(ix, 0, out=ix), grid.shape[0] - 1, out=ix)
+        iy = ((gy - y0) * 20.0).astype(np.int32)
+        np.minimum(np.maximum(iy, 0, out=iy), grid.shape[1] - 1, out=iy)
+        ix *= grid.shape[1]
+        ix += iy
+        dist = grid.ravel().take(ix)
         sl = pr.sigma_line + pr.sigma_line_rel * np.hypot(pts[:, 0], pts[:, 1])
-        ll = np.log(np.exp(-0.5 * (grid[ix, iy] / sl) ** 2) + pr.outlier)
-        return float(ll.mean()) >= pr.fit_line_score
+        return np.log(np.exp(-0.5 * (dist / sl) ** 2) + pr.outlier)
 
     def _exact_fit(self, obs: LevelObservations) -> tuple[np.ndarray, float] | None:
         """The weighted rigid fit of the seen landmarks and its per-observation log-likelihood, as
