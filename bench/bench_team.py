@@ -140,6 +140,7 @@ def simspark_team(
     profile_out: Path | None = None,
     capture: Path | None = None,
     one_process: bool = False,
+    processes: int = 0,
 ) -> None:
     """11 Nao on rcssserver3d playing (the ball put elsewhere every ``move_ball`` s, so they all walk):
     CPU of each player process and of the server, late replies and how far they walked; with ``profile``,
@@ -170,7 +171,13 @@ def simspark_team(
         trainer.listeners.append(paths)
         cfg = parse_team_config({**load_config('team_simspark.yaml'), 'port': aport, 'team': 'BenchS'})
         # raw/percept only for the capture's subscriber (a bridge publishes it only to a subscriber)
-        runner = TeamRunner(cfg, run / 'logs', extra_args=[] if capture else ['--no-raw'], one_process=one_process)
+        runner = TeamRunner(
+            cfg,
+            run / 'logs',
+            extra_args=[] if capture else ['--no-raw'],
+            one_process=one_process,
+            processes=processes,
+        )
         runner.start(stagger=0.2)  # the bridges' join gate lets one player join rcssserver3d at a time
         trainer.wait_for(lambda s: s.play_mode is not None, 10)
         # every player up (its bridge reports on /diagnostics once its process spins), so that no player's start-up
@@ -224,8 +231,9 @@ def simspark_team(
             f'{players} Nao players on rcssserver3d for {wall:.1f} s ({cycles:.0f} cycles, real-time factor '
             f'{cycles * 0.02 / wall:.2f}); ball moved every {move_ball:g} s'
         )
-        if one_process:
-            print(f'all {players} players in one process: {team_ms / players:.2f} ms per player-cycle')
+        groups = len(runner.groups())
+        if groups < players:
+            print(f'{players} players in {groups} process(es): {team_ms / players:.2f} ms per player-cycle')
         else:
             median = per[len(per) // 2]
             print(f'CPU per player per cycle: median {median:.2f} ms, min {per[0]:.2f}, max {per[-1]:.2f} ms')
@@ -288,12 +296,22 @@ def main() -> None:
     ap.add_argument(
         '--one-process', action='store_true', help='each team in one process (robocup3d team --one-process)'
     )
+    ap.add_argument(
+        '--processes', type=int, default=0, metavar='N', help="each team's players in N processes (default: one each)"
+    )
     opts = ap.parse_args()
-    if opts.one_process and opts.profile is not None:
-        ap.error('--profile samples one player process; with --one-process there is none')
+    if (opts.one_process or opts.processes) and opts.profile is not None:
+        ap.error('--profile samples one player process; with --one-process or --processes there is none')
     if opts.server == 'simspark':
         simspark_team(
-            opts.duration, opts.move_ball, opts.seed, opts.profile, opts.profile_out, opts.capture, opts.one_process
+            opts.duration,
+            opts.move_ball,
+            opts.seed,
+            opts.profile,
+            opts.profile_out,
+            opts.capture,
+            opts.one_process,
+            opts.processes,
         )
         return
     teams = ('BenchL', 'BenchR')
@@ -310,6 +328,7 @@ def main() -> None:
             '--run-dir',
             '/tmp/bench_team',
             *(['--one-process'] if opts.one_process else []),
+            *(['--processes', str(opts.processes)] if opts.processes else []),
         ]
     )
     marks: dict[str, dict[int, float]] = {}

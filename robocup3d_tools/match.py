@@ -172,6 +172,13 @@ def match_parser() -> argparse.ArgumentParser:
         action='store_true',
         help='run each of our teams in one process (all its players on one executor) instead of one per player',
     )
+    p.add_argument(
+        '--processes',
+        type=int,
+        default=0,
+        metavar='N',
+        help="deal each of our teams' players into N processes (default: one process per player)",
+    )
     p.add_argument('--sync', action='store_true', help='the server waits for every player each cycle (slow machines)')
     p.add_argument('--no-server', action='store_true', help='mujoco: use a server that is already running')
     p.add_argument('--port', type=int, default=0, help='agent port (default: a free one, or 60000 with --no-server)')
@@ -266,6 +273,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
                 + (['--no-play'] if i == 1 and args.opponent == 'formation' else []),
                 clock_player=1 if i == 0 else None,
                 one_process=args.one_process,
+                processes=args.processes,
             )
             runner.start(stagger=0.3)
             runners.append(runner)

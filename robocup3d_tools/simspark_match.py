@@ -108,7 +108,15 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
             log(f'recording into {args.record} (pid {recorder.pid})')
         # recorded: the players publish raw/percept, from which the recorder builds their percept topics
         raw = [] if args.record else ['--no-raw']
-        runner = TeamRunner(ours, run_dir, env=env, extra_args=raw, clock_player=1, one_process=args.one_process)
+        runner = TeamRunner(
+            ours,
+            run_dir,
+            env=env,
+            extra_args=raw,
+            clock_player=1,
+            one_process=args.one_process,
+            processes=args.processes,
+        )
         runner.start(stagger=0.2)
         runners.append(runner)
         _wait_players(trainer, watcher, len(ours.players), timeout=90.0, log=log)
@@ -123,7 +131,14 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
         else:
             right = load_team(_our_team(args, args.teams[1], aport))
             no_play = ['--no-play'] if args.opponent == 'formation' else []
-            runner = TeamRunner(right, run_dir, env=env, extra_args=[*raw, *no_play], one_process=args.one_process)
+            runner = TeamRunner(
+                right,
+                run_dir,
+                env=env,
+                extra_args=[*raw, *no_play],
+                one_process=args.one_process,
+                processes=args.processes,
+            )
             runner.start(stagger=0.2)
             runners.append(runner)
             _wait_players(trainer, watcher, 2 * len(ours.players), timeout=90.0, log=log)

@@ -24,7 +24,7 @@ __all__ = ['TeamRunner', 'main']
 @dataclass
 class _Proc:
     player: PlayerConfig
-    team: list[PlayerConfig] = field(default_factory=list)  # every player, when one process runs them all
+    team: list[PlayerConfig] = field(default_factory=list)  # the players of a process that runs several
     popen: subprocess.Popen | None = None
     restarts: int = 0
     started: float = 0.0
@@ -33,7 +33,7 @@ class _Proc:
 
 @dataclass
 class TeamRunner:
-    """Runs one process per player (or one for the whole team); restarts a process that dies."""
+    """Runs one process per player (or the team in ``processes`` groups); restarts a process that dies."""
 
     config: TeamConfig
     log_dir: Path
@@ -41,7 +41,8 @@ class TeamRunner:
     extra_args: list[str] = field(default_factory=list)
     max_restarts: int = 5
     clock_player: int | None = None  # which player publishes /clock
-    one_process: bool = False  # every player in one process (robocup3d_tools.team_process)
+    one_process: bool = False  # every player in one process (robocup3d_tools.team_process): ``processes`` 1
+    processes: int = 0  # the players in this many processes (robocup3d_tools.team_process); 0: one each
     _procs: list[_Proc] = field(default_factory=list)
 
     def command(self, p: PlayerConfig) -> list[str]:
@@ -58,14 +59,25 @@ class TeamRunner:
             cmd += ['--player', shlex.join(self.command(p)[3:])]
         return cmd
 
+    def groups(self) -> list[list[PlayerConfig]]:
+        """The players of each process: one each, or dealt round the ``processes`` (goalie first)."""
+        players = list(self.config.players)
+        n = 1 if self.one_process else self.processes
+        if n <= 0 or n >= len(players):
+            return [[p] for p in players]
+        return [players[i::n] for i in range(n)]
+
     def start(self, stagger: float = 0.1) -> None:
         """Start every player (goalie first)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        if self.one_process:
-            players = list(self.config.players)
-            proc = _Proc(players[0], team=players, log=self.log_dir / f'{self.config.team}.log')
-            self._spawn(proc)
-            self._procs.append(proc)
+        groups = self.groups()
+        if len(groups) < len(self.config.players):
+            for i, group in enumerate(groups):
+                name = self.config.team if len(groups) == 1 else f'{self.config.team}_g{i + 1}'
+                proc = _Proc(group[0], team=group, log=self.log_dir / f'{name}.log')
+                self._spawn(proc)
+                self._procs.append(proc)
+                time.sleep(stagger)
             return
         for p in self.config.players:
             proc = _Proc(p, log=self.log_dir / f'{self.config.team}_p{p.unum}.log')
@@ -99,7 +111,9 @@ class TeamRunner:
 
     @staticmethod
     def _who(proc: _Proc) -> str:
-        return 'process of the whole team' if proc.team else f'#{proc.player.unum}'
+        if not proc.team:
+            return f'#{proc.player.unum}'
+        return f'process of players {", ".join(str(p.unum) for p in proc.team)}'
 
     @property
     def restarts(self) -> dict[int, int]:
@@ -140,6 +154,13 @@ def team_parser() -> argparse.ArgumentParser:
     p.add_argument('--no-raw', action='store_true', help='players do not publish raw strings')
     p.add_argument(
         '--one-process', action='store_true', help='all players in one process (default: one process per player)'
+    )
+    p.add_argument(
+        '--processes',
+        type=int,
+        default=0,
+        metavar='N',
+        help="the players dealt into N processes (each player's nodes stay together; default: one process each)",
     )
     p.add_argument('--record', metavar='DIR', default=None, help='record the team into a rosbag2 bag (MCAP) in DIR')
     p.add_argument(
@@ -183,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f'robocup3d team: {exc}', file=sys.stderr)
         return 2
     runner = TeamRunner(
-        cfg, Path(args.log_dir), extra_args=['--no-raw'] if args.no_raw else [], one_process=args.one_process
+        cfg,
+        Path(args.log_dir),
+        extra_args=['--no-raw'] if args.no_raw else [],
+        one_process=args.one_process,
+        processes=args.processes,
     )
     stop = False
 

@@ -28,9 +28,9 @@ def _ns(unum: int) -> str:
     return f'/{TEAM}/p{unum}'
 
 
-@pytest.fixture(params=['process per player', 'one process'])
+@pytest.fixture(params=['process per player', 'three processes'])
 def team(request, mujoco_server, tmp_path):
-    """The team runner with its players, one process each or the whole team in one."""
+    """The team runner with its players, one process each or dealt into three (``--processes``)."""
     aport, trainer = mujoco_server
     cmd = [
         sys.executable,
@@ -45,7 +45,7 @@ def team(request, mujoco_server, tmp_path):
         TEAM,
         '--log-dir',
         str(tmp_path / 'logs'),
-        *(['--one-process'] if request.param == 'one process' else []),
+        *(['--processes', '3'] if request.param == 'three processes' else []),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield trainer, proc, tmp_path / 'logs'

@@ -14,7 +14,7 @@ import yaml
 
 from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_tools.team_config import check_hetero_types, parse_team_config, player_args
-from robocup3d_tools.team_runner import load_team, team_parser
+from robocup3d_tools.team_runner import TeamRunner, load_team, team_parser
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -271,7 +271,6 @@ def test_player_refuses_a_cmd_timeout_that_is_not_a_positive_time(value: str, ca
 def test_the_team_secret_reaches_the_players_environment_and_never_their_command_line(tmp_path: Path) -> None:
     """Real player processes of a runner (bridge only, no server: they keep trying to connect)."""
     from robocup3d_bridge.team_talk import SECRET_ENV  # noqa: PLC0415
-    from robocup3d_tools.team_runner import TeamRunner  # noqa: PLC0415
 
     config = parse_team_config({'server': 'mujoco', 'team': 'Keyed', 'port': 9, 'secret': 's3cret', 'players': [1, 2]})
     assert config.secret == 's3cret'
@@ -287,3 +286,29 @@ def test_the_team_secret_reaches_the_players_environment_and_never_their_command
             assert b's3cret' not in cmdline
     finally:
         runner.stop()
+
+
+# ----------------------------------------------------------------------------- processes
+
+
+@pytest.mark.parametrize(
+    ('processes', 'one_process', 'expected'),
+    [
+        pytest.param(0, False, [[u] for u in range(1, 12)], id='one-each'),
+        pytest.param(1, False, [list(range(1, 12))], id='one'),
+        pytest.param(0, True, [list(range(1, 12))], id='one-process-flag'),
+        pytest.param(3, False, [[1, 4, 7, 10], [2, 5, 8, 11], [3, 6, 9]], id='three-dealt'),
+        pytest.param(11, False, [[u] for u in range(1, 12)], id='as-many-as-players'),
+        pytest.param(20, False, [[u] for u in range(1, 12)], id='more-than-players'),
+    ],
+)
+def test_players_are_dealt_into_the_processes_asked_for(processes: int, one_process: bool, expected: list) -> None:
+    cfg = parse_team_config(simspark_team([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 4]))
+    runner = TeamRunner(cfg, Path('/nonexistent'), env={}, one_process=one_process, processes=processes)
+    assert [[p.unum for p in g] for g in runner.groups()] == expected
+    assert sorted(p.unum for g in runner.groups() for p in g) == list(range(1, 12))  # every player exactly once
+
+
+def test_the_team_command_takes_a_number_of_processes() -> None:
+    assert team_parser().parse_args(['--processes', '3']).processes == 3
+    assert team_parser().parse_args([]).processes == 0
