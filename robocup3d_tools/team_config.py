@@ -40,6 +40,7 @@ class TeamConfig:
     port: int
     players: tuple[PlayerConfig, ...]
     secret: str = ''  # keys team talk; given to the players in their environment, never on a command line
+    processes: int = 0  # the players dealt into this many processes (robocup3d_tools.team_process); 0: one each
 
 
 def check_hetero_types(types: dict[int, int]) -> None:
@@ -89,6 +90,7 @@ class TeamFile(Section):
     port: ranged_int(1, 65535, 'a port') | None = None  # default: the server's
     robot: Text | None = None  # default: nao on rcssserver3d, T1 on RCSSServerMJ
     secret: Text = ''  # keys the team-talk check; keep the file private
+    processes: ranged_int(0, 11, 'a number of processes') = 0  # players dealt into N processes; 0: one each
     players: dict[int, PlayerSettings]
 
     @field_validator('players', mode='before')
@@ -133,7 +135,7 @@ def parse_team_config(data: dict, server: str | None = None, source: str = 'team
         except ConfigError as exc:
             raise ConfigError(f'{source}: players: {exc}') from None
     port = f.port if f.port is not None else 3100 if server == 'simspark' else 60000
-    return TeamConfig(server, team, f.host, port, tuple(players), f.secret)
+    return TeamConfig(server, team, f.host, port, tuple(players), f.secret, f.processes)
 
 
 def player_args(config: TeamConfig, player: PlayerConfig, publish_clock: bool = False) -> list[str]:

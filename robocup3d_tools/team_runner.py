@@ -42,7 +42,7 @@ class TeamRunner:
     max_restarts: int = 5
     clock_player: int | None = None  # which player publishes /clock
     one_process: bool = False  # every player in one process (robocup3d_tools.team_process): ``processes`` 1
-    processes: int = 0  # the players in this many processes (robocup3d_tools.team_process); 0: one each
+    processes: int = 0  # the players in this many processes (robocup3d_tools.team_process); 0: the team file's
     _procs: list[_Proc] = field(default_factory=list)
 
     def command(self, p: PlayerConfig) -> list[str]:
@@ -60,9 +60,10 @@ class TeamRunner:
         return cmd
 
     def groups(self) -> list[list[PlayerConfig]]:
-        """The players of each process: one each, or dealt round the ``processes`` (goalie first)."""
+        """The players of each process: one each, or dealt round the ``processes`` (goalie first; the runner's
+        ``processes``, else the team file's; as many as the players or more: one each)."""
         players = list(self.config.players)
-        n = 1 if self.one_process else self.processes
+        n = 1 if self.one_process else self.processes or self.config.processes
         if n <= 0 or n >= len(players):
             return [[p] for p in players]
         return [players[i::n] for i in range(n)]
@@ -160,7 +161,8 @@ def team_parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         metavar='N',
-        help="the players dealt into N processes (each player's nodes stay together; default: one process each)",
+        help="the players dealt into N processes (each player's nodes stay together; default: the team file's "
+        '`processes`, else one process each; N >= the players: one each)',
     )
     p.add_argument('--record', metavar='DIR', default=None, help='record the team into a rosbag2 bag (MCAP) in DIR')
     p.add_argument(

@@ -312,3 +312,17 @@ def test_players_are_dealt_into_the_processes_asked_for(processes: int, one_proc
 def test_the_team_command_takes_a_number_of_processes() -> None:
     assert team_parser().parse_args(['--processes', '3']).processes == 3
     assert team_parser().parse_args([]).processes == 0
+
+
+def test_a_team_file_sets_the_processes_and_the_command_line_overrides_it() -> None:
+    cfg = parse_team_config(simspark_team([0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 4], processes=2))
+    assert cfg.processes == 2
+    assert [len(g) for g in TeamRunner(cfg, Path('/nonexistent'), env={}).groups()] == [6, 5]
+    assert [len(g) for g in TeamRunner(cfg, Path('/nonexistent'), env={}, processes=11).groups()] == [1] * 11
+    assert [len(g) for g in TeamRunner(cfg, Path('/nonexistent'), env={}, one_process=True).groups()] == [11]
+
+
+@pytest.mark.parametrize('value', [-1, 12, 1.5, 'two', True])
+def test_a_wrong_number_of_processes_is_refused_by_name(value: object) -> None:
+    with pytest.raises(ConfigError, match='processes'):
+        parse_team_config(simspark_team([0, 1, 2], processes=value))
