@@ -52,6 +52,7 @@ class MatchResult:
     restarts: dict[str, int] = field(default_factory=dict)
     players_at_kickoff: dict[str, dict[str, str]] = field(default_factory=dict)  # diagnostics as play began
     stats: list[str] = field(default_factory=list)  # goals, possession, kicks, falls; fouls on RCSSServerMJ
+    processes: str = 'a process per player'  # how our teams' players were run (--processes, --one-process)
 
 
 CLOSE_TIMEOUT = 10.0  # s the observer's ROS teardown may take before it is left behind
@@ -251,6 +252,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     watcher = None
     recorder = None
     result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time', server='RCSSServerMJ')
+    result.processes = process_layout(args)
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
@@ -402,6 +404,12 @@ def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, 
     log(f'warning: only {len(ready)} of {n} players ran a cycle within {timeout:.0f} s ({len(watcher.latest)} joined)')
 
 
+def process_layout(args: argparse.Namespace, team_file: int = 0) -> str:
+    """How ``--one-process``/``--processes`` (else the team file's ``processes``) run a team's players, in words."""
+    n = 1 if args.one_process else args.processes or team_file
+    return 'a process per player' if n <= 0 else 'one process per team' if n == 1 else f'{n} processes per team'
+
+
 def format_result(r: MatchResult) -> str:
     """A human-readable summary."""
     lines = [
@@ -409,7 +417,7 @@ def format_result(r: MatchResult) -> str:
         f'=== {r.teams[0]} {r.score[0]} : {r.score[1]} {r.teams[1]} ===',
         f'played {r.game_time:.1f} s of game time in {r.play_wall_time:.1f} s of wall time '
         f'(real-time factor {r.game_time / max(r.play_wall_time, 1e-9):.2f}; {r.wall_time:.1f} s with set-up; '
-        f'{r.server} in {r.mode} mode)',
+        f'{r.server} in {r.mode} mode; our players: {r.processes})',
     ]
     before = (0, 0)
     for i, (left, right) in enumerate(r.half_scores, 1):

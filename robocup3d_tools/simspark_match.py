@@ -16,7 +16,15 @@ from pathlib import Path
 
 from robocup3d_bridge.percept import Dialect
 from robocup3d_bridge.trainer import TrainerClient, parse_monitor_message, simspark_torsos
-from robocup3d_tools.match import MatchResult, _DiagnosticsWatcher, _wait, _wait_players, close_watcher, play_halves
+from robocup3d_tools.match import (
+    MatchResult,
+    _DiagnosticsWatcher,
+    _wait,
+    _wait_players,
+    close_watcher,
+    play_halves,
+    process_layout,
+)
 from robocup3d_tools.match_stats import MatchStats, summary_lines
 from robocup3d_tools.opponent import OpponentError, OpponentTeam, format_command, opponent_team
 from robocup3d_tools.recorder import start_recorder
@@ -94,6 +102,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
     recorder = None
     mode = 'sync' if args.sync else 'real time'
     result = MatchResult(teams=tuple(args.teams), mode=mode, server='rcssserver3d', opponent=command or '')
+    result.processes = process_layout(args, ours.processes)
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.SIMSPARK)

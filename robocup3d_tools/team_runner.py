@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     print(
-        f'robocup3d team: {cfg.team}, {len(cfg.players)} players on {cfg.server} {cfg.host}:{cfg.port}, '
+        f'robocup3d team: {cfg.team}, {len(cfg.players)} players in {len(runner.groups())} process(es) on '
+        f'{cfg.server} {cfg.host}:{cfg.port}, '
         f'ROS_DOMAIN_ID={runner.env["ROS_DOMAIN_ID"]}, logs in {args.log_dir}',
         flush=True,
     )

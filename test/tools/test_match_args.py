@@ -108,3 +108,20 @@ def test_a_ros_teardown_that_hangs_is_left_behind_and_the_match_goes_on(monkeypa
     while watcher._context.ok() and time.monotonic() < end:
         time.sleep(0.05)
     assert not watcher._context.ok()
+
+
+@pytest.mark.parametrize(
+    ('argv', 'team_file', 'said'),
+    [
+        ((), 0, 'a process per player'),
+        (('--one-process',), 0, 'one process per team'),
+        (('--processes', '3'), 0, '3 processes per team'),
+        ((), 2, '2 processes per team'),  # the team file's
+        (('--processes', '1'), 3, 'one process per team'),  # the command line's over the team file's
+    ],
+)
+def test_the_summary_says_how_our_players_were_run(argv: tuple[str, ...], team_file: int, said: str) -> None:
+    from robocup3d_tools.match import MatchResult, format_result, process_layout  # noqa: PLC0415
+
+    r = MatchResult(teams=('A', 'B'), mode='sync', processes=process_layout(_args(*argv), team_file))
+    assert f'in sync mode; our players: {said})' in format_result(r)
