@@ -245,7 +245,24 @@ class MotionCore:
         """
         if self.robot.server != 'simspark':
             return False
-        return self._skl.param(f'{self._skl.played(skill).lower()}_reanchor', 0.0) > 0.0
+        return self._skl.param(f'{self._variant(skill).lower()}_reanchor', 0.0) > 0.0
+
+    def _variant(self, name: str) -> str:
+        """The Nao skill played for ``name``: the type's variant of it (:meth:`SkillRegistry.played`), but ``name``
+        itself for a get-up after a fall first reported to a side where the variant sets ``$<variant>_after_side 0``.
+
+        Type 3's fast back get-up needs the swing of the back's impact: from lying still, after a side fall, it
+        fell back (8 of 40 up), where GETUP_BACK gets it up (session 38).
+        """
+        played = self._skl.played(name)
+        if (
+            played != name
+            and self.is_getup
+            and self._fell_to in ('left', 'right')
+            and self._skl.param(f'{played.lower()}_after_side', 1.0) <= 0.0
+        ):
+            return name
+        return played
 
     def _landing_awaited(self) -> bool:
         """Whether a get-up waits for the body to land (a fall is watched and has not landed)."""
@@ -493,7 +510,7 @@ class MotionCore:
             if name == WALK and self.walk is not None:
                 self.walk.reset()
         elif self.robot.server == 'simspark':
-            played = self._skl.played(name)  # a type's variant of it, if it plays one
+            played = self._variant(name)  # a type's variant of it, if it plays one
             self.player = self._skl.player(played, self.robot, overrides=overrides)
             self._skill_kp = self._skl.param(f'{played.lower()}_kp', 0.0)
         elif strength is not None:

@@ -150,12 +150,15 @@ def test_a_getup_that_reanchors_restarts_the_fall_detector_when_it_ends(tmp_path
         assert core.state.fallen  # the state of the cycle it ended in
 
 
+FAST_BACK_TYPES = (0, 2, 4)  # $getup_back_fast 1 (types 0 and 4 since session 37, 2 since session 38)
+
+
 @pytest.mark.parametrize('robot_type', range(5))
-def test_types_0_and_4_play_the_fast_back_getup_on_its_landing_and_the_others_as_before(robot_type: int) -> None:
-    """``$getup_back_fast 1`` (types 0 and 4): GETUP_BACK plays GETUP_BACK_FAST, with its own gain, landing rule
-    and re-anchoring; types 1-3 play GETUP_BACK at once, at the robot's gains, as before session 37."""
+def test_some_types_play_the_fast_back_getup_on_its_landing_and_the_others_as_before(robot_type: int) -> None:
+    """``$getup_back_fast 1`` (:data:`FAST_BACK_TYPES`): GETUP_BACK plays GETUP_BACK_FAST, with its own gain, landing
+    rule and re-anchoring; the others play GETUP_BACK at once, at the robot's gains, as before session 37."""
     core = MotionCore(nao(robot_type), load_config('robots.yaml'))
-    fast = robot_type in (0, 4)
+    fast = robot_type in FAST_BACK_TYPES
     assert core._skl.played('GETUP_BACK') == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
     assert core._skl.played('GETUP_FRONT') == 'GETUP_FRONT'
     assert ('back' in core.landing) == fast and 'front' not in core.landing
@@ -164,3 +167,22 @@ def test_types_0_and_4_play_the_fast_back_getup_on_its_landing_and_the_others_as
     assert core.player.skill.name == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
     kp = set(core.gains()[0].values())
     assert kp == ({core._skl.param('getup_back_fast_kp', 0.0)} if fast else set(core.settings.kp.values()))
+
+
+@pytest.mark.parametrize('after_side', [None, 1, 0])
+def test_after_a_side_fall_a_type_may_play_the_plain_back_getup(tmp_path: Path, after_side: int | None) -> None:
+    """``$getup_back_fast_after_side 0``: a fall first reported to a side ends in GETUP_BACK itself (its gains, no
+    re-anchoring), one first reported to the back in GETUP_BACK_FAST; unset or 1, both in GETUP_BACK_FAST."""
+    path = tmp_path / 'params.txt'
+    path.write_text(
+        'getup_back_fast\t1\n' + ('' if after_side is None else f'getup_back_fast_after_side\t{after_side}\n')
+    )
+    for fell_to in ('back', 'left', 'right'):
+        core = MotionCore(nao(0), load_config('robots.yaml'), skill_params=(str(path),))
+        core._fell_to = fell_to
+        core._start('GETUP_BACK', getup=True)
+        fast = fell_to == 'back' or after_side != 0
+        assert core.player.skill.name == ('GETUP_BACK_FAST' if fast else 'GETUP_BACK')
+        assert core._reanchors('GETUP_BACK') == fast
+        kp = set(core.gains()[0].values())
+        assert kp == ({core._skl.param('getup_back_fast_kp', 0.0)} if fast else set(core.settings.kp.values()))
