@@ -252,7 +252,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
     watcher = None
     recorder = None
     result = MatchResult(teams=tuple(args.teams), mode='sync' if args.sync else 'real time', server='RCSSServerMJ')
-    result.processes = process_layout(args)
+    result.processes = process_layout(args, args.players)
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.MUJOCO)
@@ -404,10 +404,13 @@ def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, 
     log(f'warning: only {len(ready)} of {n} players ran a cycle within {timeout:.0f} s ({len(watcher.latest)} joined)')
 
 
-def process_layout(args: argparse.Namespace, team_file: int = 0) -> str:
-    """How ``--one-process``/``--processes`` (else the team file's ``processes``) run a team's players, in words."""
+def process_layout(args: argparse.Namespace, players: int, team_file: int = 0) -> str:
+    """How ``--one-process``/``--processes`` (else the team file's ``processes``) run a team of ``players``, in
+    words (as :meth:`TeamRunner.groups` deals them)."""
     n = 1 if args.one_process else args.processes or team_file
-    return 'a process per player' if n <= 0 else 'one process per team' if n == 1 else f'{n} processes per team'
+    if n <= 0 or n >= players:
+        return 'a process per player'
+    return 'one process per team' if n == 1 else f'{n} processes per team'
 
 
 def format_result(r: MatchResult) -> str:

@@ -102,7 +102,7 @@ def run_simspark_match(args: argparse.Namespace, log: callable = print) -> Match
     recorder = None
     mode = 'sync' if args.sync else 'real time'
     result = MatchResult(teams=tuple(args.teams), mode=mode, server='rcssserver3d', opponent=command or '')
-    result.processes = process_layout(args, ours.processes)
+    result.processes = process_layout(args, len(ours.players), ours.processes)
     t0 = time.monotonic()
     try:
         trainer = connect_trainer(mport, Dialect.SIMSPARK)

@@ -118,10 +118,11 @@ def test_a_ros_teardown_that_hangs_is_left_behind_and_the_match_goes_on(monkeypa
         (('--processes', '3'), 0, '3 processes per team'),
         ((), 2, '2 processes per team'),  # the team file's
         (('--processes', '1'), 3, 'one process per team'),  # the command line's over the team file's
+        (('--processes', '11'), 0, 'a process per player'),  # as many as the players: one each
     ],
 )
 def test_the_summary_says_how_our_players_were_run(argv: tuple[str, ...], team_file: int, said: str) -> None:
     from robocup3d_tools.match import MatchResult, format_result, process_layout  # noqa: PLC0415
 
-    r = MatchResult(teams=('A', 'B'), mode='sync', processes=process_layout(_args(*argv), team_file))
+    r = MatchResult(teams=('A', 'B'), mode='sync', processes=process_layout(_args(*argv), 11, team_file))
     assert f'in sync mode; our players: {said})' in format_result(r)
