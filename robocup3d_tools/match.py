@@ -28,7 +28,7 @@ from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
-from robocup3d_tools.team_runner import TeamRunner
+from robocup3d_tools.team_runner import TeamRunner, process_count
 
 __all__ = ['MatchResult', 'format_result', 'main', 'match_parser', 'play_halves', 'run_match']
 
@@ -175,7 +175,7 @@ def match_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         '--processes',
-        type=int,
+        type=process_count,
         default=0,
         metavar='N',
         help="deal each of our teams' players into N processes (default: one process per player)",

@@ -18,7 +18,7 @@ from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
-__all__ = ['TeamRunner', 'main']
+__all__ = ['TeamRunner', 'main', 'process_count']
 
 
 @dataclass
@@ -142,6 +142,17 @@ class TeamRunner:
                 p.popen.wait()
 
 
+def process_count(text: str) -> int:
+    """``--processes``: a whole number >= 0 (0: the team file's; at or above the number of players: one each)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'a number of processes must be a whole number, not {text!r}') from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f'a number of processes cannot be negative ({n})')
+    return n
+
+
 def team_parser() -> argparse.ArgumentParser:
     """Arguments of ``robocup3d team``."""
     p = argparse.ArgumentParser(prog='robocup3d team', description='Put a team on a server and supervise it.')
@@ -158,7 +169,7 @@ def team_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         '--processes',
-        type=int,
+        type=process_count,
         default=0,
         metavar='N',
         help="the players dealt into N processes (each player's nodes stay together; default: the team file's "

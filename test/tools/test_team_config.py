@@ -309,9 +309,13 @@ def test_players_are_dealt_into_the_processes_asked_for(processes: int, one_proc
     assert sorted(p.unum for g in runner.groups() for p in g) == list(range(1, 12))  # every player exactly once
 
 
-def test_the_team_command_takes_a_number_of_processes() -> None:
+def test_the_team_command_takes_a_number_of_processes(capsys: pytest.CaptureFixture[str]) -> None:
     assert team_parser().parse_args(['--processes', '3']).processes == 3
     assert team_parser().parse_args([]).processes == 0
+    for bad, said in (('-2', 'cannot be negative'), ('two', 'whole number')):
+        with pytest.raises(SystemExit):
+            team_parser().parse_args(['--processes', bad])
+        assert said in capsys.readouterr().err
 
 
 def test_a_team_file_sets_the_processes_and_the_command_line_overrides_it() -> None:
