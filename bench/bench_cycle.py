@@ -10,6 +10,11 @@ server cycles of that phase:
   each held 1-3 s) for ``--seconds`` of server time; after a fall the trainer puts the robot
   upright again, and those cycles are left out of the figure.
 
+The commands go out as a strategy asks for a walk: when they change and again every :data:`KEEP_ALIVE` s
+(``--every-cycle``: with every pose and every 10 ms while one is awaited, 50-100 messages a second, the
+bench's way before session 38; each one woke the player's executor and DDS threads, which a player in a
+match, its strategy in the same process, does not pay).
+
 RCSSServerMJ's torso truth comes from the monitor stream (``--truth monitor``, the default), so the
 player sends nothing per cycle for this bench, as in a match; ``--truth player`` reads the player's
 ``ground_truth/pose`` instead (the benches' way before 2026-11-28: a PoseStamped built and sent each
@@ -42,6 +47,7 @@ from robocup3d_tools.servers import cpu_seconds
 from robocup3d_tools.sim_session import CYCLE, SERVERS, SimSession
 
 START = (0.0, 0.0, 0.0)  # where the trainer puts the robot (field centre, facing the opponent goal)
+KEEP_ALIVE = 0.5  # wall s between two sends of an unchanged command (the bench's player: --cmd-timeout 2)
 
 
 @dataclass
@@ -106,16 +112,16 @@ class _Meter:
         return self.phase
 
 
-def _stand(s: SimSession, diag: _Diagnostics, seconds: float) -> Phase:
+def _stand(s: SimSession, diag: _Diagnostics, seconds: float, keep_alive: float = KEEP_ALIVE) -> Phase:
     s.place(*START)
     meter = _Meter(s, diag)
     meter.start()
-    s.drive(seconds, lambda t: (0.0, 0.0, 0.0))
+    s.drive(seconds, lambda t: (0.0, 0.0, 0.0), keep_alive=keep_alive)
     meter.stop()
     return meter.finish()
 
 
-def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int) -> Phase:
+def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int, keep_alive: float = KEEP_ALIVE) -> Phase:
     rng = random.Random(seed)
     s.place(*START)
     meter, t = _Meter(s, diag), 0.0
@@ -124,7 +130,7 @@ def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int) -> Phase
         cmd = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
         c0 = s.cycles
         meter.start()
-        part = s.drive(hold, lambda t, cmd=cmd: cmd)
+        part = s.drive(hold, lambda t, cmd=cmd: cmd, keep_alive=keep_alive)
         meter.stop()
         t += (s.cycles - c0) * CYCLE
         if part and part[-1].up < 0.5:
@@ -142,13 +148,15 @@ def bench(
     world_model: bool,
     realtime: bool = False,
     truth: str = 'monitor',
+    every_cycle: bool = False,
 ) -> dict[str, Phase]:
     """Standing, then walking, in one session."""
     args = ('--world-model',) if world_model else ()
     fast = not realtime
     with SimSession(robot, server=server, robot_type=robot_type, player_args=args, fast=fast, truth=truth) as s:
         diag = _Diagnostics(s)
-        return {'stand': _stand(s, diag, seconds), 'walk': _walk(s, diag, seconds, seed)}
+        keep = 0.0 if every_cycle else KEEP_ALIVE
+        return {'stand': _stand(s, diag, seconds, keep), 'walk': _walk(s, diag, seconds, seed, keep)}
 
 
 def _row(robot: str, name: str, p: Phase, ref: Phase) -> str:
@@ -179,6 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         default='monitor',
         help="RCSSServerMJ: the torso truth from the monitor stream (as in a match) or the player's ground_truth/pose",
     )
+    ap.add_argument(
+        '--every-cycle',
+        action='store_true',
+        help='send the walk command with every pose (the way before session 38), not on change and every '
+        f'{KEEP_ALIVE:g} s',
+    )
     args = ap.parse_args(argv)
     if args.server == 'simspark' and shutil.which('rcssserver3d') is None:
         print('rcssserver3d is not on PATH: nothing to measure')
@@ -188,11 +202,20 @@ def main(argv: list[str] | None = None) -> int:
     for robot, robot_type in runs:
         t0 = time.monotonic()
         phases = bench(
-            robot, args.seconds, args.seed, args.server, robot_type, args.world_model, args.realtime, args.truth
+            robot,
+            args.seconds,
+            args.seed,
+            args.server,
+            robot_type,
+            args.world_model,
+            args.realtime,
+            args.truth,
+            args.every_cycle,
         )
         rows.append((robot, phases))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print('server in real time' if args.realtime else 'server in sync mode, as fast as the player answers')
+    print('walk commands: ' + ('with every pose' if args.every_cycle else f'on change and every {KEEP_ALIVE:g} s'))
     if args.server == 'mujoco':
         print(f'torso truth from the {args.truth}')
     print(
