@@ -4,8 +4,10 @@ One team of T1 on RCSSServerMJ in sync mode (the server waits for every player, 
 not depend on keeping real time), run for ``--seconds`` of server time, interleaved, ``--repeat``
 times each: without a recorder (``off``); recorded as ``match --record`` does (``rebuilt``: the
 recorder builds the players' percept topics from their ``raw/percept``, takes ``raw/percept``,
-``raw/action``, ``pose``, ``ball``, ``players`` and ``odom`` from each player's ``record/cycle``, and
-subscribes best effort to most of the rest); the same with a subscription per topic instead of
+``raw/action``, ``pose``, ``ball``, ``players``, ``odom``, ``motion_request`` and ``say`` from each player's
+``record/cycle`` through its local sink, and subscribes best effort to most of the rest); the same with
+``record/cycle`` over DDS (``dds``, ``robocup3d record --no-sink``: the way before session 39); the same
+with a subscription per topic instead of
 ``record/cycle`` (``per-topic``, ``robocup3d record --per-topic``: the way before it); and recorded the
 old way (``subscribed``, ``robocup3d record --no-rebuild --reliable``: the recorder subscribes reliably
 to every topic, so the players build and send them all). Players publish ``raw/percept`` and
@@ -58,6 +60,7 @@ def run(
     reliable: bool = False,
     per_topic: bool = False,
     busy_ms: float = 0.0,
+    sink: bool = True,
 ) -> dict:
     env = ros_environment()
     aport, mport = free_port(), free_port()
@@ -80,6 +83,7 @@ def run(
                 rebuild=rebuild,
                 reliable=reliable,
                 per_topic=per_topic,
+                sink=sink,
             )
         team = TeamConfig(
             'mujoco', TEAM, '127.0.0.1', aport, tuple(PlayerConfig(u, 'T1') for u in range(1, players + 1))
@@ -143,8 +147,8 @@ def main() -> None:
     p.add_argument(
         '--kinds',
         nargs='*',
-        default=['off', 'per-topic', 'rebuilt', 'subscribed'],
-        help='of off per-topic rebuilt subscribed busy',
+        default=['off', 'rebuilt', 'dds', 'per-topic', 'subscribed'],
+        help='of off per-topic rebuilt dds subscribed busy',
     )
     p.add_argument('--busy', type=float, default=0.0, help="ms of CPU a wall second the 'busy' kind burns")
     p.add_argument(
@@ -155,24 +159,25 @@ def main() -> None:
         help='one more kind: rebuilt, leaving out these topics besides --exclude (repeatable; for the split)',
     )
     args = p.parse_args()
-    # name -> (recorded, rebuilt, per topic, excluded topics)
+    # name -> (recorded, rebuilt, per topic, excluded topics, local sink)
     kinds = {
         k: v
         for k, v in {
-            'off': (False, True, False, args.exclude),
-            'per-topic': (True, True, True, args.exclude),
-            'rebuilt': (True, True, False, args.exclude),
-            'subscribed': (True, False, True, args.exclude),
-            'busy': (False, True, False, args.exclude),
+            'off': (False, True, False, args.exclude, True),
+            'per-topic': (True, True, True, args.exclude, True),
+            'rebuilt': (True, True, False, args.exclude, True),
+            'dds': (True, True, False, args.exclude, False),
+            'subscribed': (True, False, True, args.exclude, True),
+            'busy': (False, True, False, args.exclude, True),
         }.items()
         if k in args.kinds
     }
     for spec in args.variant:
         name, _, topics = spec.partition('=')
-        kinds[name] = (True, True, True, [*args.exclude, *filter(None, topics.split(','))])
+        kinds[name] = (True, True, True, [*args.exclude, *filter(None, topics.split(','))], True)
     runs: dict[str, list[dict]] = {name: [] for name in kinds}
     for _ in range(args.repeat):
-        for name, (record, rebuild, per_topic, exclude) in kinds.items():
+        for name, (record, rebuild, per_topic, exclude, sink) in kinds.items():
             work = Path(tempfile.mkdtemp(prefix='r3d_bench_record_'))
             old = not rebuild  # the old way: subscribed, reliably, to everything
             busy = 0.0
@@ -180,7 +185,19 @@ def main() -> None:
                 used = [r['recorder'] * 1000.0 for r in runs.get('rebuilt', [])]
                 busy = args.busy or (sorted(used)[len(used) // 2] if used else 350.0)
             runs[name].append(
-                run(args.players, args.seconds, record, work, exclude, rebuild, args.realtime, old, per_topic, busy)
+                run(
+                    args.players,
+                    args.seconds,
+                    record,
+                    work,
+                    exclude,
+                    rebuild,
+                    args.realtime,
+                    old,
+                    per_topic,
+                    busy,
+                    sink=sink,
+                )
             )
     rows = [(name, _median_run(runs[name])) for name in kinds]
     base = sum(rows[0][1]['players']) / len(rows[0][1]['players'])

@@ -5,13 +5,14 @@ Publishes (in the player's namespace): ``joint_states``, ``imu``,
 ``game_state`` (JSON, latched), ``hear`` (JSON), ``ground_truth/pose``,
 ``ground_truth/ball``, ``raw/percept``, ``raw/action`` (if ``publish_raw``), ``record/cycle`` (if
 ``publish_raw`` and ``local_motion``: the recorder's messages of a few cycles in one,
-:mod:`robocup3d_bridge.cycle_record`), ``/clock`` (if ``publish_clock``) and ``/diagnostics`` once a
-second. All but ``game_state``, ``/clock`` and ``/diagnostics`` are built only while someone subscribes;
-the percept topics come from :class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder
-also uses.
-Subscribes: ``joint_commands`` (JointState), ``joint_gains`` (JointState with
-kp in ``position`` and kd in ``velocity``; latched), ``beam`` (Pose2D, team frame),
-``say`` (String).
+:mod:`robocup3d_bridge.cycle_record`; a recorder on this machine takes them through the local sink it
+announces on ``record/sink`` instead, :mod:`robocup3d_bridge.record_sink`), ``/clock`` (if
+``publish_clock``) and ``/diagnostics`` once a second. All but ``game_state``, ``/clock`` and
+``/diagnostics`` are built only while someone subscribes; the percept topics come from
+:class:`~robocup3d_bridge.percept_topics.PerceptTopics`, which the recorder also uses.
+Subscribes: ``joint_commands`` (JointState) and ``joint_gains`` (JointState with kp in ``position`` and kd in
+``velocity``; latched), both unless ``local_motion``, ``beam`` (Pose2D, team frame),
+``say`` (String), ``record/sink`` (String, latched; if ``record/cycle`` is offered).
 
 Nothing one server message holds stops the player (issue #24): every per-cycle error is
 contained and counted by kind in ``/diagnostics`` (``errors/<kind>``). Should the link thread
@@ -37,7 +38,7 @@ from std_msgs.msg import String, UInt8MultiArray
 from visualization_msgs.msg import MarkerArray
 
 from robocup3d_bridge import conversions as conv
-from robocup3d_bridge import cycle_record
+from robocup3d_bridge import cycle_record, record_sink
 from robocup3d_bridge.agent_loop import AgentLoop
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.join_gate import JoinGate
@@ -128,6 +129,12 @@ class BridgeNode(Node):
         self.record = cycle_record.from_config()
         bundle = self.publish_raw and local_motion
         self.pub_record = aud.publisher(UInt8MultiArray, cycle_record.TOPIC, 50) if bundle else None
+        # recorders on this machine that take the record through a local socket (record_sink); the link thread
+        # sends, the executor connects (a new announcement) and replaces the list whole, under the lock
+        self._sinks: list[record_sink.SinkClient] = []
+        self._sinks_lock = threading.Lock()
+        if bundle:
+            self.create_subscription(String, record_sink.TOPIC, self._on_sink, LATCHED)
         self._percept_pubs = {
             'joint_states': self.pub_joints,
             'imu': self.pub_imu,
@@ -143,9 +150,9 @@ class BridgeNode(Node):
         self.pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self._publish_description(robot, robot_type)
 
-        if not local_motion:
+        if not local_motion:  # a motion node in this process hands over commands with their gains
             self.create_subscription(JointState, 'joint_commands', self._on_joint_commands, 1)
-        self.create_subscription(JointState, 'joint_gains', self._on_joint_gains, LATCHED)
+            self.create_subscription(JointState, 'joint_gains', self._on_joint_gains, LATCHED)
         self.create_subscription(Pose2D, 'beam', self._on_beam, 1)
         self.create_subscription(String, 'say', self._on_say, 1)
         self.create_timer(1.0, self._publish_diagnostics)
@@ -243,7 +250,8 @@ class BridgeNode(Node):
         if self._fail_after and self.loop.stats.cycles - self._cycles_at_start >= self._fail_after:
             raise InjectedLinkFault(f'fail_link_after_cycles={self._fail_after}')
         record = self.record
-        record.active = self.pub_record is not None and self.audience.listened(self.pub_record)
+        dds = self.pub_record is not None and self.audience.listened(self.pub_record)
+        record.active = dds or bool(self._sinks)
         if self._motion_step is not None:
             try:
                 cmd = self._motion_step(p)
@@ -264,11 +272,45 @@ class BridgeNode(Node):
         if record.active:
             try:
                 if record.end_cycle():
-                    self.pub_record.publish(UInt8MultiArray(data=record.take()))
+                    packed = record.take()
+                    if self._sinks:
+                        self._send_sinks(packed)
+                    if dds:
+                        self.pub_record.publish(UInt8MultiArray(data=packed))
             except Exception as exc:  # noqa: BLE001 - recording must not stop the server link
                 self._contained('record', 'publishing the cycle record failed', exc)
         elif record.cycles:
             record.clear()  # its recorder left
+
+    def _send_sinks(self, packed: bytes) -> None:
+        """Write one record to every local sink; a sink that fails is dropped (its recorder left or stalled)."""
+        lost = []
+        for sink in self._sinks:
+            try:
+                sink.send(packed)
+            except record_sink.SinkError as exc:
+                lost.append(sink)
+                if 'left' in str(exc) or 'closed' in str(exc):
+                    self.get_logger().info(f'{exc}: recording there ended')
+                else:
+                    self.loop.report('record', 'a recorder stopped taking the record', str(exc))
+        if lost:
+            with self._sinks_lock:
+                self._sinks = [s for s in self._sinks if s not in lost]
+
+    def _on_sink(self, msg: String) -> None:
+        """A recorder's sink (executor thread): connect to it, and the link thread writes the record there."""
+        text = msg.data
+        if any(s.text == text for s in self._sinks):
+            return
+        try:
+            sink = record_sink.SinkClient(text, self.get_namespace())
+        except record_sink.SinkError as exc:  # another machine's recorder: it takes record/cycle over DDS
+            self.get_logger().info(f'{exc}; the record goes over DDS to that recorder')
+            return
+        with self._sinks_lock:
+            self._sinks = [*self._sinks, sink]
+        self.get_logger().info(f'recording to the local sink {text}')
 
     def _contained(self, where: str, what: str, exc: Exception) -> None:
         if not self.context.ok():  # shutting down (Ctrl-C): publishers are gone, and that is no fault
@@ -378,6 +420,8 @@ class BridgeNode(Node):
         self.loop.link.close()
         if self._thread.is_alive():
             self._thread.join(timeout=2.0)
+        for sink in self._sinks:
+            sink.close()
         super().destroy_node()
 
 

@@ -3,13 +3,17 @@
 A recorder in another process costs a player about 0.1-0.2 ms of CPU for every message it sends there
 (DDS, not the building: ``bench/bench_record.py``, issue #23), and it wanted five or six a cycle:
 ``raw/percept``, ``raw/action``, the world model's ``pose``, ``ball`` and ``players``, and motion's
-``odom``. In a composed player (bridge, motion and world model in one process, ``local_motion``) the
-bridge offers the topic :data:`TOPIC` instead: while someone subscribes to it, every node of the player
-adds those messages here as it makes them in the cycle, and the bridge sends the messages of
-``batch_cycles`` cycles as one ``std_msgs/UInt8MultiArray`` (``config/recording.yaml``: 5; a send costs the
-player about the same whatever its size). ``pose``, ``ball`` and ``players`` go in only on the cycles
-whose server time is a multiple of ``belief_period_cycles`` (5: 10 Hz; :meth:`CycleRecord.beliefs_due`);
-``raw/percept``, ``raw/action`` and ``odom``, the inputs of ``replay --rerun``, every cycle. The recorder
+``odom``; strategy's ``motion_request`` and ``say`` and motion's ``motion_state`` and ``joint_gains`` came
+on top, on change. In a composed player (bridge, motion, world model and strategy in one process,
+``local_motion``) the bridge offers the topic :data:`TOPIC` instead: while someone subscribes to it, or a
+recorder on this machine takes it through its local sink (:mod:`robocup3d_bridge.record_sink`, cheaper
+still), every node of the player adds those messages (:data:`BUNDLED`) here as it makes them in the cycle,
+and the bridge sends the messages of ``batch_cycles`` cycles as one record (``config/recording.yaml``: 5;
+over DDS a ``std_msgs/UInt8MultiArray``, whose send costs the player about the same whatever its size).
+``pose``, ``ball`` and ``players`` go in only on the cycles whose server time is a multiple of
+``belief_period_cycles`` (5: 10 Hz; :meth:`CycleRecord.beliefs_due`); ``raw/percept``, ``raw/action`` and
+``odom``, the inputs of ``replay --rerun``, every cycle; the others when the nodes would publish them, and
+the latched ``motion_state`` and ``joint_gains`` also once when the record becomes active. The recorder
 unpacks it (:func:`unpack`) and writes each message on its own topic, as if it had subscribed to it; it
 gets them up to a batch later than that way, and a stopped player's last cycles (less than a batch) are
 not sent. Live subscribers of ``pose`` and the others (rviz, a test) still get those topics at every
@@ -20,9 +24,9 @@ for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`); for ``odom`` 
 and the walk's velocity, ``<qddd``: ns, vx, vy, wz (:func:`odometry_fields`), which the recorder makes
 into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only).
 
-The bridge makes the record (:func:`from_config`); the player that composes the nodes hands it to motion and the
-world model (their ``attach_record``). A node that is not handed it, in another process or composed otherwise,
-keeps a record of its own that is never active, and publishes as before.
+The bridge makes the record (:func:`from_config`); the player that composes the nodes hands it to motion, the
+world model and strategy (their ``attach_record``). A node that is not handed it, in another process or composed
+otherwise, keeps a record of its own that is never active, and publishes as before.
 """
 
 from __future__ import annotations
@@ -49,7 +53,18 @@ __all__ = [
 #: the topic in the player's namespace (std_msgs/UInt8MultiArray, one a batch while subscribed)
 TOPIC = 'record/cycle'
 #: the topics (in the player's namespace) whose messages travel in the record, and nowhere else for it
-BUNDLED = ('raw/percept', 'raw/action', 'pose', 'ball', 'players', 'odom')
+BUNDLED = (
+    'raw/percept',
+    'raw/action',
+    'pose',
+    'ball',
+    'players',
+    'odom',
+    'motion_request',
+    'say',
+    'motion_state',
+    'joint_gains',
+)
 
 #: the type whose payload is the UTF-8 text, not CDR (``raw/percept``, ``raw/action``, ``players``)
 TEXT = 'std_msgs/msg/String'

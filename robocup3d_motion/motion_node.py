@@ -99,11 +99,13 @@ class MotionNode(Node):
         self.settings = self.core.settings
         self.controller = self.core.controller
         self._gains: tuple | None = None
+        self._gains_out = (False, False)  # whether someone listened to joint_gains, and the record took it, last time
+        self._state_recorded = False  # whether the record took motion_state last time
         self._last_state: tuple = ()
         self._cycle = 0
         self.audience = Audience(self)  # who listens, without asking the graph each cycle
         self.pub_cmd = self.audience.publisher(JointState, 'joint_commands', 1)
-        self.pub_gains = self.create_publisher(JointState, 'joint_gains', LATCHED)
+        self.pub_gains = self.audience.publisher(JointState, 'joint_gains', LATCHED)
         self.pub_state = self.audience.publisher(String, 'motion_state', LATCHED)
         self._state_listeners: list[Callable[[dict], None]] = []  # nodes of this process (attach_state_listener)
         self._state_heard = False  # whether anyone outside them listened at the last state
@@ -133,16 +135,29 @@ class MotionNode(Node):
         return self.core.targets
 
     def _publish_gains(self, gains: tuple[dict[str, float], dict[str, float]] | None = None) -> None:
-        """Publish the PD gains in force (RCSSServerMJ) when they change; ``gains``: this cycle's, if known."""
+        """Publish the PD gains in force (RCSSServerMJ) when they change; ``gains``: this cycle's, if known.
+
+        With the bridge in this process (``local``) they go to it in each command, so the latched topic is built
+        only while someone listens (at once for a new listener) and for a recorder's record while it is active.
+        """
         if self.robot.server != 'mujoco':
             return
         kp, kd = gains or self.core.gains()
         key = (tuple(kp.values()), tuple(kd.values()))
-        if key == self._gains:
+        out = (not self.local or self.audience.listened(self.pub_gains), self.record.active)
+        fresh = out != self._gains_out and any(out)  # a new listener or record: it gets the gains now
+        self._gains_out = out
+        if key == self._gains and not fresh:
             return
         self._gains = key
+        if not any(out):
+            return
         names = list(self.robot.joint_names)
-        self.pub_gains.publish(JointState(name=names, position=[kp[n] for n in names], velocity=[kd[n] for n in names]))
+        msg = JointState(name=names, position=[kp[n] for n in names], velocity=[kd[n] for n in names])
+        if out[0]:
+            self.pub_gains.publish(msg)
+        if out[1]:  # a recorder takes it in the bridge's record/cycle (robocup3d_bridge.cycle_record)
+            self.record.add('joint_gains', msg)
 
     def attach_state_listener(self, take: Callable[[dict], None]) -> None:
         """Hand every ``motion_state`` to ``take`` (a node of this process) as a dict, without DDS.
@@ -160,17 +175,22 @@ class MotionNode(Node):
         c = self.core
         key = (c.skill, c.is_getup, c.state.fallen, c.state.direction, c.imu_ok, c.getups, c.error)
         heard = not self._state_listeners or self.audience.listened(self.pub_state)
-        if heard and not self._state_heard:
-            force = True  # a new subscriber: it gets the state now
-        self._state_heard = heard
+        recorded = self.record.active
+        if (heard and not self._state_heard) or (recorded and not self._state_recorded):
+            force = True  # a new subscriber or record: it gets the state now
+        self._state_heard, self._state_recorded = heard, recorded
         if not (force or key != self._last_state or self._cycle % 25 == 0):  # on change, and twice a second
             return
         self._last_state = key
         state = c.state_dict()
         for take in self._state_listeners:
             take(state)
-        if heard:
-            self.pub_state.publish(String(data=json.dumps(state, sort_keys=True)))
+        if heard or recorded:
+            text = json.dumps(state, sort_keys=True)
+            if heard:
+                self.pub_state.publish(String(data=text))
+            if recorded:  # in the bridge's record/cycle
+                self.record.add_text('motion_state', text)
 
     def _publish_odom(self, stamp: object | None, t: float = 0.0) -> None:
         """The walk's velocity estimate, for the world model's particle filter (if anyone listens);

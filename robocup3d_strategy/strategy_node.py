@@ -30,7 +30,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from robocup3d_bridge import team_talk
+from robocup3d_bridge import cycle_record, team_talk
 from robocup3d_bridge.audience import Audience
 from robocup3d_bridge.conversions import seconds_from_stamp
 from robocup3d_bridge.node_main import LATCHED, spin_nodes
@@ -95,6 +95,7 @@ class StrategyNode(Node):
         self.pub_say = self.audience.publisher(String, 'say', 1)
         self._local_say: Callable[[str], None] | None = None  # attach_local: straight to the bridge
         self._local_request: Callable[[str], None] | None = None  # and to motion
+        self.record = cycle_record.CycleRecord()  # the bridge's in a composed player (attach_record)
         self._world_subs = [
             self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1),
             self.create_subscription(Odometry, 'ball', self._on_ball, 1),
@@ -214,7 +215,7 @@ class StrategyNode(Node):
         d = self.decider
         req = d.decide(situation, now, self._task)
         if req is not None:
-            self._send(self.pub_request, self._local_request, req.to_text())
+            self._send(self.pub_request, self._local_request, req.to_text(), 'motion_request')
         state = (situation.phase, d.role, d.reason, d.on_ball, d.taker, situation.ball is not None)
         if state != self._state:  # what the player is up to, for users and tests
             self._state = state
@@ -257,13 +258,19 @@ class StrategyNode(Node):
         """
         self._local_say, self._local_request = say, request
 
-    def _send(self, pub: object, local: Callable[[str], None] | None, text: str) -> None:
+    def attach_record(self, record: cycle_record.CycleRecord) -> None:
+        """Add ``motion_request`` and ``say`` to the bridge's ``record`` (this process's) while it is active."""
+        self.record = record
+
+    def _send(self, pub: object, local: Callable[[str], None] | None, text: str, topic: str) -> None:
         if local is None:
             pub.publish(String(data=text))
             return
         local(text)
         if self.audience.listened(pub, beyond=1):  # someone besides our own node (one subscription) listens
             pub.publish(String(data=text))
+        if self.record.active:  # a recorder takes it in the bridge's record/cycle, not from the topic
+            self.record.add_text(topic, text)
 
     def attach_world_model(self, world_model: object) -> None:
         """Take the estimates straight from a world model node of this process, not from its topics."""
@@ -312,7 +319,7 @@ class StrategyNode(Node):
             self.team,
             self.secret,
         )
-        self._send(self.pub_say, self._local_say, text)
+        self._send(self.pub_say, self._local_say, text, 'say')
         self._said_cycle = cycle
         self.said += 1
 

@@ -56,6 +56,7 @@ class PerceptRebuild:
         self.robot: RobotSpec | None = None if robot == 'auto' else spec_for(robot)
         self.side = Side.UNKNOWN
         self.parse_errors = 0
+        self.time: float | None = None  # server time (s) of the latest percept rebuilt, as the bridge's /clock has it
         self._topics: PerceptTopics | None = None
         self._setup()
 
@@ -90,6 +91,7 @@ class PerceptRebuild:
             if p is None:
                 return []
         self._sanitizer.clean(p)
+        self.time = p.time
         self._protocol.observe(p)
         if self._protocol.side is not Side.UNKNOWN:
             self.side = self._protocol.side

@@ -186,6 +186,7 @@ def player_factories(args: argparse.Namespace) -> list[Callable[..., Node]]:
             node.attach_world_model(made['world_model'])
         if local:  # say and motion requests straight to the bridge and motion, and motion's state back, without DDS
             node.attach_local(made['bridge'].say, made['motion'].request)
+            node.attach_record(made['bridge'].record)
             node.attach_motion(made['motion'].attach_state_listener)
         return node
 

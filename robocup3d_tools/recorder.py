@@ -11,7 +11,10 @@ player builds and sends nothing for them (issue #23). A player without ``raw/per
 or ``--no-rebuild``, is subscribed to as before. A composed player offers its ``raw/percept``, ``raw/action``,
 ``pose``, ``ball``, ``players`` and ``odom`` of every 5 cycles in one message, ``record/cycle``
 (:mod:`robocup3d_bridge.cycle_record`): the recorder takes that instead of those topics (``--per-topic``: not)
-and writes each message on its own topic, as received. The bag is written with PyPI
+and writes each message on its own topic, as received. It takes it through a local socket of its own
+(:mod:`robocup3d_bridge.record_sink`), announced on the player's ``record/sink``, which costs the player far
+less than DDS; a player that does not connect within :data:`SINK_WAIT` s (another machine), or
+``--no-sink``, is taken over DDS. The bag is written with PyPI
 ``rosbags`` (rosbag2 format 9, MCAP storage, ROS 2 Kilted types), so ``tf2_msgs`` needs no wheel.
 Bag timestamps are server time (the latest ``/clock`` or monitor time when the message came).
 rcssserver3d's monitor sends no server time: its truth is stamped with the monitor time (0.04 s a
@@ -77,12 +80,14 @@ def record_command(
     rebuild: bool = True,
     reliable: bool = False,
     per_topic: bool = False,
+    sink: bool = True,
 ) -> list[str]:
     """The command line that starts a recorder process (for ``match --record`` and ``team --record``).
 
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
     ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
     ``per_topic``: subscribe to each topic, not to the players' ``record/cycle``.
+    ``sink``: take ``record/cycle`` through the local sink (False: over DDS).
     """
     cmd = [sys.executable, '-m', 'robocup3d_tools.recorder', '--out', str(out), '--robot', robot, '--host', host]
     cmd += ['--server', server]
@@ -95,6 +100,8 @@ def record_command(
         cmd += ['--reliable']
     if per_topic:
         cmd += ['--per-topic']
+    if not sink:
+        cmd += ['--no-sink']
     if monitor_port:
         cmd += ['--monitor-port', str(monitor_port)]
     return cmd
@@ -117,6 +124,7 @@ COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_comm
 #: player to send (the acknowledgements), and none is sent again anyway once its publisher's queue of 1
 #: to 10 moved on.
 RELIABLE_TOPICS = ('raw/percept', 'odom', 'beam')  # every message counts; a beam is a rare one
+SINK_WAIT = 3.0  # s a player has to connect to the local sink before its record/cycle is taken over DDS
 
 
 def start_recorder(
@@ -131,6 +139,7 @@ def start_recorder(
     rebuild: bool = True,
     reliable: bool = False,
     per_topic: bool = False,
+    sink: bool = True,
 ) -> subprocess.Popen:
     """Start ``robocup3d record`` in a process of its own (its output in ``log_dir/recorder.log``).
 
@@ -139,6 +148,7 @@ def start_recorder(
     ``rebuild``: build the players' percept topics from their ``raw/percept`` (False: subscribe to them).
     ``reliable``: subscribe reliably to every topic (default: see :data:`RELIABLE_TOPICS`).
     ``per_topic``: subscribe to each topic, not to the players' ``record/cycle`` (the way before it).
+    ``sink``: take ``record/cycle`` through the local sink (False: over DDS, the way before it).
 
     Stop it with :func:`robocup3d_tools.servers.stop_process` (SIGINT), which lets it close the bag.
     """
@@ -157,6 +167,7 @@ def start_recorder(
                 rebuild=rebuild,
                 reliable=reliable,
                 per_topic=per_topic,
+                sink=sink,
             ),
             env=env,
             stdout=log,
@@ -203,6 +214,11 @@ class _Messages:
         )
         msg = self.t['geometry_msgs/msg/PoseStamped'](header=self.header(ns, frame), pose=pose)
         return self.store.serialize_cdr(msg, 'geometry_msgs/msg/PoseStamped')
+
+    def clock(self, ns: int) -> bytes:
+        sec, nsec = _stamp(ns)
+        msg = self.t['rosgraph_msgs/msg/Clock'](clock=self.t['builtin_interfaces/msg/Time'](sec=sec, nanosec=nsec))
+        return self.store.serialize_cdr(msg, 'rosgraph_msgs/msg/Clock')
 
     def string(self, text: str) -> bytes:
         return self.store.serialize_cdr(self.t['std_msgs/msg/String'](data=text), 'std_msgs/msg/String')
@@ -327,6 +343,15 @@ class Recorder:
         self._rebuilds: dict[str, PerceptRebuild] = {}
         # players whose cycle_record.BUNDLED topics come in their record/cycle (namespaces)
         self._bundles: set[str] = set()
+        # the local sink (record_sink) their records come through, the namespaces it was offered to (and when)
+        self.sink = None
+        self._sink_offered: set[str] = set()
+        self._sink_since: dict[str, float] = {}
+        self._sink_pubs: dict[str, object] = {}
+        self._sink_seen: set[str] = set()  # namespaces whose records came through it
+        # the player whose bridge publishes /clock, when it is bundled: /clock is written from its raw/percept
+        # (each /clock sent to this process cost that player as much as the rest of its recording)
+        self._clock_from: str | None = None
         self._exclusions: dict[str, bool] = {}  # topic in a player's namespace -> excluded
         self.odom = OdomFrames()
         self.received = 0  # messages taken from the subscriptions
@@ -422,14 +447,15 @@ class Recorder:
             if not self.args.per_topic:
                 self._find_bundles([topic for topic, _ in topics])
         for topic, types in topics:
-            if topic in self._subs or not types:
+            if topic in self._subs or not types or (topic == '/clock' and self._clock_from is not None):
                 continue
             rebuild, rest = self._rebuilt(topic)
             if rebuild is not None and rebuild.namespace in self._bundles:
                 if rest in cycle_record.BUNDLED:
                     continue  # they come in its record/cycle
                 if rest == cycle_record.TOPIC:
-                    self._subscribe_record(rebuild.namespace, topic)
+                    if self._record_over_dds(rebuild.namespace):
+                        self._subscribe_record(rebuild.namespace, topic)
                     continue
             if rebuild is not None:
                 if _is_percept_topic(rest):
@@ -482,10 +508,73 @@ class Recorder:
             self._bundles.add(namespace)
             took = ', '.join(cycle_record.BUNDLED)
             print(f'record: {namespace}: {took} from {cycle_record.TOPIC}', file=sys.stderr, flush=True)
+            if self.args.sink:
+                self._offer_sink(namespace)
             for old in [f'{namespace}/{rest}' for rest in cycle_record.BUNDLED]:
                 sub = self._subs.pop(old, None)
                 if sub is not None:
                     self.node.destroy_subscription(sub)
+        self._find_clock()
+
+    def _find_clock(self) -> None:
+        """Write ``/clock`` from its publisher's ``raw/percept`` once that player is bundled: one publisher, whose
+        namespace's record this recorder takes; a subscription to ``/clock`` made before ends here."""
+        if self._clock_from is not None or not self.args.rebuild or self.writer is None:
+            return
+        pubs = self.node.get_publishers_info_by_topic('/clock')
+        if len(pubs) != 1 or pubs[0].node_namespace not in self._bundles:
+            return
+        self._clock_from = pubs[0].node_namespace
+        print(f'record: /clock from {self._clock_from}/raw/percept', file=sys.stderr, flush=True)
+        sub = self._subs.pop('/clock', None)
+        if sub is not None:
+            self.node.destroy_subscription(sub)
+
+    def _offer_sink(self, namespace: str) -> None:
+        """Announce the local sink on the player's ``record/sink``; its record comes there once it connects."""
+        from std_msgs.msg import String  # noqa: PLC0415
+
+        from robocup3d_bridge import record_sink  # noqa: PLC0415
+        from robocup3d_bridge.node_main import LATCHED  # noqa: PLC0415
+
+        if self.sink is None:
+            self.sink = record_sink.SinkServer(allowed=self._sink_offered)
+        self._sink_offered.add(namespace)
+        self._sink_since[namespace] = time.monotonic()
+        pub = self.node.create_publisher(String, f'{namespace}/{record_sink.TOPIC}', LATCHED)
+        pub.publish(String(data=self.sink.text))
+        self._sink_pubs[namespace] = pub
+
+    def _record_over_dds(self, namespace: str) -> bool:
+        """Whether to take the player's ``record/cycle`` over DDS: no sink offered, or none taken within
+        :data:`SINK_WAIT` s (then the sink refuses it, so that no record comes twice)."""
+        if namespace not in self._sink_offered:
+            return True
+        if namespace in self.sink.namespaces():
+            return False
+        if time.monotonic() - self._sink_since[namespace] < SINK_WAIT:
+            return False  # asked again at the next discovery
+        self._sink_offered.discard(namespace)
+        pub = self._sink_pubs.pop(namespace, None)
+        if pub is not None:
+            self.node.destroy_publisher(pub)
+        print(f'record: {namespace}: no connection to the local sink; {cycle_record.TOPIC} over DDS', file=sys.stderr)
+        return True
+
+    def poll_sink(self) -> int:
+        """Take the records that came through the local sink; return how many."""
+        if self.sink is None:
+            return 0
+        records = self.sink.poll()
+        for namespace, packed in records:
+            if namespace not in self._sink_seen:
+                self._sink_seen.add(namespace)
+                print(f'record: {namespace}: {cycle_record.TOPIC} through the local sink', file=sys.stderr, flush=True)
+            self.received += 1
+            self._take_record(namespace, packed)
+        while self.sink.errors:
+            print(f'record: local sink: {self.sink.errors.pop(0)}', file=sys.stderr)
+        return len(records)
 
     def _subscribe_record(self, namespace: str, topic: str) -> None:
         """Subscribe (reliably: it holds ``raw/percept`` and ``odom``, the rerun's inputs) to a player's record."""
@@ -501,9 +590,17 @@ class Recorder:
         """A player's messages of its last few cycles: each as if received on its own topic."""
         self.received += 1
         try:
-            packed = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/UInt8MultiArray').data
-            parts = cycle_record.unpack(packed.tobytes())
+            packed = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/UInt8MultiArray').data.tobytes()
         except Exception as exc:  # noqa: BLE001 - a bad record is reported, not fatal
+            print(f'record: {namespace}: unreadable {cycle_record.TOPIC} ({exc})', file=sys.stderr)
+            return
+        self._take_record(namespace, packed)
+
+    def _take_record(self, namespace: str, packed: bytes) -> None:
+        """A player's packed record (:func:`~robocup3d_bridge.cycle_record.pack`): each message on its topic."""
+        try:
+            parts = cycle_record.unpack(packed)
+        except ValueError as exc:
             print(f'record: {namespace}: unreadable {cycle_record.TOPIC} ({exc})', file=sys.stderr)
             return
         for rest, msgtype, payload in parts:
@@ -568,6 +665,8 @@ class Recorder:
         raw = self.msgs.store.deserialize_cdr(bytes(data), 'std_msgs/msg/String').data
         for rest, msg in rebuild.messages(raw, lambda t: not self._excluded(t)):
             self._take(f'{rebuild.namespace}/{rest}', *self.msgs.cdr_of(msg))
+        if rebuild.namespace == self._clock_from and rebuild.time is not None:
+            self._take('/clock', 'rosgraph_msgs/msg/Clock', self.msgs.clock(round(rebuild.time * 1e9)))
 
     def _game_side(self, rebuild: PerceptRebuild, data: bytes) -> None:
         """The side a player's ``game_state`` names, for its rebuilt ground truth (rcssserver3d names it once)."""
@@ -806,6 +905,7 @@ class Recorder:
                 next_discovery = time.monotonic() + 1.0
             self.rclpy.spin_once(self.node, timeout_sec=0.005)
             self._drain()
+            self.poll_sink()
             self.poll_monitor()
 
     def _drain(self, most: int = 500, wait: float = 0.0) -> int:
@@ -830,10 +930,12 @@ class Recorder:
         """
         end = time.monotonic() + most
         while time.monotonic() < end:
-            if not self._drain(most=10_000, wait=quiet) + self.poll_monitor():
+            if not self._drain(most=10_000, wait=quiet) + self.poll_sink() + self.poll_monitor():
                 return
 
     def close(self) -> None:
+        if self.sink is not None:
+            self.sink.close()
         if self.trainer is not None:
             self.trainer.close()
         if self.writer is not None:
@@ -888,6 +990,13 @@ def record_parser() -> argparse.ArgumentParser:
         action='store_true',
         help="subscribe to each of a player's raw/percept, raw/action, pose, ball, players and odom, not to its "
         'record/cycle that holds them (one message every 5 cycles): the way before it, which costs the players more',
+    )
+    p.add_argument(
+        '--no-sink',
+        dest='sink',
+        action='store_false',
+        help="take the players' record/cycle over DDS, not through a local socket (the way before it, which costs "
+        'the players more; a player that does not connect to the socket goes over DDS anyway)',
     )
     p.add_argument(
         '--reliable',

@@ -51,15 +51,38 @@ def test_say_goes_straight_to_the_bridge_and_onto_the_topic_only_for_another_lis
     topic = f'{node.get_namespace()}/say'
     listener.create_subscription(String, topic, lambda m: ours.append(m.data), 10)  # stands for our own bridge
     _spin(executor, lambda: node.pub_say.get_subscription_count() == 1)
-    node._send(node.pub_say, node._local_say, 'hello')
+    node._send(node.pub_say, node._local_say, 'hello', 'say')
     _spin(executor, lambda: bool(ours), 0.5)
     assert said == ['hello'] and ours == []  # handed over directly, nothing sent through DDS
 
     listener.create_subscription(String, topic, lambda m: recorded.append(m.data), 10)  # a recorder joins
     _spin(executor, lambda: node.audience.listened(node.pub_say, beyond=1))  # its matched event has come
-    node._send(node.pub_say, node._local_say, 'again')
+    node._send(node.pub_say, node._local_say, 'again', 'say')
     _spin(executor, lambda: bool(recorded))
     assert said == ['hello', 'again'] and recorded == ['again'] and asked == []
+
+
+def test_a_recording_player_puts_say_and_requests_in_its_cycle_record_not_on_the_topics(strategy) -> None:
+    """While the bridge's record is active (a recorder takes it), what strategy hands over goes in it too."""
+    from robocup3d_bridge import cycle_record  # noqa: PLC0415
+
+    node, _, _ = strategy
+    said, asked = [], []
+    node.attach_local(said.append, asked.append)
+    record = cycle_record.CycleRecord()
+    node.attach_record(record)
+    node._send(node.pub_say, node._local_say, 'before', 'say')  # nobody records yet
+    record.active = True
+    node._send(node.pub_say, node._local_say, 'hi', 'say')
+    node._send(node.pub_request, node._local_request, '{"kind": "goto"}', 'motion_request')
+    record.end_cycle()
+    parts = cycle_record.unpack(record.take())
+    assert parts == [
+        ('say', cycle_record.TEXT, b'hi'),
+        ('motion_request', cycle_record.TEXT, b'{"kind": "goto"}'),
+    ]
+    assert said == ['before', 'hi'] and asked == ['{"kind": "goto"}']
+    assert {'say', 'motion_request'} <= set(cycle_record.BUNDLED)  # so the recorder does not subscribe to them
 
 
 def test_without_a_local_bridge_say_and_requests_go_through_the_topics(strategy) -> None:
@@ -67,7 +90,7 @@ def test_without_a_local_bridge_say_and_requests_go_through_the_topics(strategy)
     got = []
     listener.create_subscription(String, f'{node.get_namespace()}/motion_request', lambda m: got.append(m.data), 10)
     _spin(executor, lambda: node.pub_request.get_subscription_count() == 1)
-    node._send(node.pub_request, node._local_request, '{"kind": "goto"}')
+    node._send(node.pub_request, node._local_request, '{"kind": "goto"}', 'motion_request')
     _spin(executor, lambda: bool(got))
     assert got == ['{"kind": "goto"}']
 

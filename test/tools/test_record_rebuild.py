@@ -45,10 +45,12 @@ def _messages(bag: Path) -> dict[str, dict[tuple[int, int], list[object]]]:
 
 @pytest.fixture(scope='module')
 def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """The same 6 s of one T1, recorded by a default recorder and by one with ``--no-rebuild``."""
+    """The same 6 s of one T1, recorded by a default recorder and by one with ``--no-rebuild``; a third one,
+    ``--no-sink``, takes the player's record over DDS into ``dds`` beside them."""
     run = tmp_path_factory.mktemp('rebuild')
-    with recorded_session(run, {'rebuilt': {'rebuild': True}, 'live': {'rebuild': False}}, [TEAM]) as session:
-        session.add_team(TEAM)  # players publish raw/percept (no --no-raw)
+    bags = {'rebuilt': {'rebuild': True}, 'live': {'rebuild': False}, 'dds': {'sink': False}}
+    with recorded_session(run, bags, [TEAM]) as session:
+        session.add_team(TEAM, clock_player=1)  # players publish raw/percept (no --no-raw); p1 /clock
         session.let_recorders_subscribe()  # both recorders find the player's topics
         # a beam goes out once a second before the kick-off: let one come after both recorders subscribed
         # (the kick-off at once left a bag without beam when its recorder matched the publisher a little later)
@@ -94,7 +96,9 @@ def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
     (``config/recording.yaml``): ``raw/percept`` and ``odom`` of every cycle it recorded, ``pose`` of the cycles
     whose server time is a multiple of 0.1 s (10 Hz), each equal to what the player published on its topic."""
     rebuilt_bag, live_bag, log = two_bags
-    assert f'{NS}: raw/percept, raw/action, pose, ball, players, odom from record/cycle' in log
+    took = 'raw/percept, raw/action, pose, ball, players, odom, motion_request, say, motion_state, joint_gains'
+    assert f'{NS}: {took} from record/cycle' in log
+    assert f'{NS}: record/cycle through the local sink' in log  # not over DDS
     rebuilt, live = _messages(rebuilt_bag), _messages(live_bag)
     assert f'{NS}/record/cycle' not in rebuilt  # a transport, not a topic of the bag
     cycles = set(rebuilt[f'{NS}/joint_states'])  # rebuilt from raw/percept: one stamp a cycle
@@ -115,3 +119,40 @@ def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
         assert len(common) > 30, (rest, len(ours), len(theirs))
         for stamp in common:
             assert ours[stamp] == theirs[stamp], (rest, stamp)
+
+
+def test_the_record_over_dds_brings_what_the_local_sink_does(two_bags: tuple[Path, Path, str]) -> None:
+    """``--no-sink`` (or a recorder the player cannot reach locally) takes the same record over DDS: every cycle's
+    ``raw/percept`` and ``odom``, the 10 Hz beliefs, and strategy's ``motion_request`` and ``say``, as the sink's
+    bag has them."""
+    rebuilt_bag, live_bag, _ = two_bags
+    dds_log = (rebuilt_bag.parent / 'dds.log').read_text(errors='replace')
+    assert 'through the local sink' not in dds_log
+    sink, dds, live = _messages(rebuilt_bag), _messages(rebuilt_bag.parent / 'dds'), _messages(live_bag)
+    cycles = set(dds[f'{NS}/joint_states'])
+    assert len(cycles) > 200 and len(dds[f'{NS}/raw/percept'][0, 0]) == len(cycles)
+    assert set(dds[f'{NS}/odom']) == cycles
+    common = sorted(set(sink[f'{NS}/pose']) & set(dds[f'{NS}/pose']))
+    assert len(common) > 30 and all(sink[f'{NS}/pose'][s] == dds[f'{NS}/pose'][s] for s in common)
+    for rest in ('motion_request', 'say'):  # strategy's, in the record; the live bag subscribed to the topic
+        texts = {m['data'] for m in live[f'{NS}/{rest}'][0, 0]}
+        for bag in (sink, dds):
+            got = {m['data'] for m in bag[f'{NS}/{rest}'][0, 0]}
+            assert len(got & texts) >= 0.8 * min(len(got), len(texts)) > 0, (rest, len(got), len(texts))
+
+
+def test_the_clock_written_from_the_raw_percepts_is_the_one_the_player_published(
+    two_bags: tuple[Path, Path, str],
+) -> None:
+    """The default recorder does not subscribe to ``/clock`` (each one sent to it cost the clock player as much as
+    the rest of its recording): it writes it from that player's ``raw/percept``, one a cycle, as the player's
+    own ``/clock``, which the ``--no-rebuild`` recorder subscribed to, has it."""
+    rebuilt_bag, live_bag, log = two_bags
+    assert f'record: /clock from {NS}/raw/percept' in log
+    ours = [m['clock'] for m in _messages(rebuilt_bag)['/clock'][0, 0]]
+    theirs = [m['clock'] for m in _messages(live_bag)['/clock'][0, 0]]
+    ours = [c['sec'] * 10**9 + c['nanosec'] for c in ours]
+    theirs = [c['sec'] * 10**9 + c['nanosec'] for c in theirs]
+    assert ours == sorted(ours) and len(set(ours)) == len(ours) > 200
+    span = [t for t in theirs if ours[0] <= t <= ours[-1]]
+    assert len(span) > 200 and set(span) == set(ours) & set(span)  # every cycle the player sent is there
