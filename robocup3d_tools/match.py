@@ -28,7 +28,7 @@ from robocup3d_tools.recorder import start_recorder
 from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import END_WITH_PARENT, connect_trainer, free_port, start_mujoco_server, stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig
-from robocup3d_tools.team_runner import TeamRunner, process_count
+from robocup3d_tools.team_runner import TeamRunner, process_count, processes_for
 
 __all__ = ['MatchResult', 'format_result', 'main', 'match_parser', 'play_halves', 'run_match']
 
@@ -407,8 +407,8 @@ def _wait_players(trainer: TrainerClient, watcher: _DiagnosticsWatcher, n: int, 
 def process_layout(args: argparse.Namespace, players: int, team_file: int = 0) -> str:
     """How ``--one-process``/``--processes`` (else the team file's ``processes``) run a team of ``players``, in
     words (as :meth:`TeamRunner.groups` deals them)."""
-    n = 1 if args.one_process else args.processes or team_file
-    if n <= 0 or n >= players:
+    n = processes_for(players, args.one_process, args.processes, team_file)
+    if n == players:
         return 'a process per player'
     return 'one process per team' if n == 1 else f'{n} processes per team'
 

@@ -18,7 +18,7 @@ from robocup3d_tools.ros_env import ros_environment
 from robocup3d_tools.servers import stop_process
 from robocup3d_tools.team_config import PlayerConfig, TeamConfig, parse_team_config, player_args
 
-__all__ = ['TeamRunner', 'main', 'process_count']
+__all__ = ['TeamRunner', 'main', 'process_count', 'processes_for']
 
 
 @dataclass
@@ -63,8 +63,8 @@ class TeamRunner:
         """The players of each process: one each, or dealt round the ``processes`` (goalie first; the runner's
         ``processes``, else the team file's; as many as the players or more: one each)."""
         players = list(self.config.players)
-        n = 1 if self.one_process else self.processes or self.config.processes
-        if n <= 0 or n >= len(players):
+        n = processes_for(len(players), self.one_process, self.processes, self.config.processes)
+        if n == len(players):
             return [[p] for p in players]
         return [players[i::n] for i in range(n)]
 
@@ -140,6 +140,13 @@ class TeamRunner:
             except subprocess.TimeoutExpired:
                 os.killpg(p.popen.pid, signal.SIGKILL)
                 p.popen.wait()
+
+
+def processes_for(players: int, one_process: bool, processes: int, team_file: int) -> int:
+    """How many processes a team of ``players`` runs in: 1 with ``one_process``, else ``processes`` (0: the team
+    file's), and one per player when that is 0 or at least as many as the players."""
+    n = 1 if one_process else processes or team_file
+    return players if n <= 0 or n >= players else n
 
 
 def process_count(text: str) -> int:
