@@ -19,6 +19,9 @@ RCSSServerMJ's torso truth comes from the monitor stream (``--truth monitor``, t
 player sends nothing per cycle for this bench, as in a match; ``--truth player`` reads the player's
 ``ground_truth/pose`` instead (the benches' way before 2026-11-28: a PoseStamped built and sent each
 cycle for this observer, a fifth of a standing T1's GIL samples, ``bench/bench_profile.py --gil``).
+Likewise this process does not subscribe to the player's ``motion_state`` and ``strategy_state`` while it
+measures (``SimSession.unwatched``), as nobody does in a match; ``--watched`` does (the way before session 39:
+the player then built the state for it, and asked the DDS graph each cycle whether it still listened).
 
 It also prints the bridge's ``/diagnostics``: perceive-to-act latency p50/p99 (percept received
 -> action sent, over the bridge's last 3000 cycles when the phase ends) and late replies (sent at
@@ -34,6 +37,7 @@ RCSSServerMJ runs the T1/K1; rcssserver3d (``--server simspark``, when it is on 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import shutil
 import sys
@@ -112,28 +116,48 @@ class _Meter:
         return self.phase
 
 
-def _stand(s: SimSession, diag: _Diagnostics, seconds: float, keep_alive: float = KEEP_ALIVE) -> Phase:
+def _unwatched(s: SimSession, watched: bool) -> contextlib.AbstractContextManager:
+    """The measured stretches without this process's subscriptions to the player's state (as in a match), unless
+    ``watched`` (the bench's way before session 39)."""
+    return contextlib.nullcontext() if watched else s.unwatched()
+
+
+def _stand(
+    s: SimSession, diag: _Diagnostics, seconds: float, keep_alive: float = KEEP_ALIVE, watched: bool = False
+) -> Phase:
     s.place(*START)
     meter = _Meter(s, diag)
-    meter.start()
-    s.drive(seconds, lambda t: (0.0, 0.0, 0.0), keep_alive=keep_alive)
-    meter.stop()
+    with _unwatched(s, watched):
+        meter.start()
+        s.drive(seconds, lambda t: (0.0, 0.0, 0.0), keep_alive=keep_alive)
+        meter.stop()
     return meter.finish()
 
 
-def _walk(s: SimSession, diag: _Diagnostics, seconds: float, seed: int, keep_alive: float = KEEP_ALIVE) -> Phase:
+def _walk(
+    s: SimSession,
+    diag: _Diagnostics,
+    seconds: float,
+    seed: int,
+    keep_alive: float = KEEP_ALIVE,
+    watched: bool = False,
+) -> Phase:
     rng = random.Random(seed)
     s.place(*START)
     meter, t = _Meter(s, diag), 0.0
     while t < seconds:
-        hold = min(rng.uniform(1.0, 3.0), seconds - t)
-        cmd = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
-        c0 = s.cycles
-        meter.start()
-        part = s.drive(hold, lambda t, cmd=cmd: cmd, keep_alive=keep_alive)
-        meter.stop()
-        t += (s.cycles - c0) * CYCLE
-        if part and part[-1].up < 0.5:
+        fell = False
+        with _unwatched(s, watched):  # until a fall: placing the robot again watches its state
+            while t < seconds and not fell:
+                hold = min(rng.uniform(1.0, 3.0), seconds - t)
+                cmd = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
+                c0 = s.cycles
+                meter.start()
+                part = s.drive(hold, lambda t, cmd=cmd: cmd, keep_alive=keep_alive)
+                meter.stop()
+                t += (s.cycles - c0) * CYCLE
+                fell = bool(part) and part[-1].up < 0.5
+        if fell:
             meter.phase.falls += 1
             s.place(*START)
     return meter.finish()
@@ -149,6 +173,7 @@ def bench(
     realtime: bool = False,
     truth: str = 'monitor',
     every_cycle: bool = False,
+    watched: bool = False,
 ) -> dict[str, Phase]:
     """Standing, then walking, in one session."""
     args = ('--world-model',) if world_model else ()
@@ -156,7 +181,10 @@ def bench(
     with SimSession(robot, server=server, robot_type=robot_type, player_args=args, fast=fast, truth=truth) as s:
         diag = _Diagnostics(s)
         keep = 0.0 if every_cycle else KEEP_ALIVE
-        return {'stand': _stand(s, diag, seconds, keep), 'walk': _walk(s, diag, seconds, seed, keep)}
+        return {
+            'stand': _stand(s, diag, seconds, keep, watched),
+            'walk': _walk(s, diag, seconds, seed, keep, watched),
+        }
 
 
 def _row(robot: str, name: str, p: Phase, ref: Phase) -> str:
@@ -193,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
         help='send the walk command with every pose (the way before session 38), not on change and every '
         f'{KEEP_ALIVE:g} s',
     )
+    ap.add_argument(
+        '--watched',
+        action='store_true',
+        help="subscribe to the player's motion_state and strategy_state while measuring (the way before session 39): "
+        'the player then builds and sends them for this process, which no one does in a match',
+    )
     args = ap.parse_args(argv)
     if args.server == 'simspark' and shutil.which('rcssserver3d') is None:
         print('rcssserver3d is not on PATH: nothing to measure')
@@ -211,11 +245,13 @@ def main(argv: list[str] | None = None) -> int:
             args.realtime,
             args.truth,
             args.every_cycle,
+            args.watched,
         )
         rows.append((robot, phases))
         print(f'{robot}: done in {time.monotonic() - t0:.0f} s wall', flush=True)
     print('server in real time' if args.realtime else 'server in sync mode, as fast as the player answers')
     print('walk commands: ' + ('with every pose' if args.every_cycle else f'on change and every {KEEP_ALIVE:g} s'))
+    print("the player's state " + ('watched (motion_state, strategy_state)' if args.watched else 'not watched'))
     if args.server == 'mujoco':
         print(f'torso truth from the {args.truth}')
     print(

@@ -1,7 +1,8 @@
 """Where a walking player's CPU goes: py-spy samples the real player process, grouped by stage.
 
-A session (server in sync mode, the composed player process, this process steering) walks a seeded
-random course while ``py-spy record --format raw`` samples the player; every sampled stack is put in
+A session (server in sync mode, the composed player process, this process steering with commands on change
+and every 0.5 s, and not subscribed to the player's state, as in a match) walks a seeded random course while
+``py-spy record --format raw`` samples the player; every sampled stack is put in
 one stage (bridge socket I/O, parsing, message building and publishing, motion's gait and leg IK,
 the world model, strategy, the rclpy executor) and the table prints each stage's share.
 
@@ -160,12 +161,16 @@ def main() -> int:
         sampler = threading.Thread(target=subprocess.run, args=(cmd,), kwargs={'capture_output': True})
         sampler.start()
         rng = random.Random(1)
-        while args.stand and sampler.is_alive():
-            session.wait_cycles(25)
-        while sampler.is_alive():  # a random course while the sampler runs
-            command = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
-            session.drive(rng.uniform(1.0, 3.0), lambda t, c=command: c)
-            if session.pose is not None and session.pose.up < 0.5:
+        while sampler.is_alive():
+            fell = False
+            with session.unwatched():  # as in a match, nobody subscribes to the player's state
+                while args.stand and sampler.is_alive():
+                    session.wait_cycles(25)
+                while sampler.is_alive() and not fell:  # a random course while the sampler runs
+                    command = (rng.uniform(-0.3, 1.0), rng.uniform(-0.3, 0.3), rng.uniform(-1.0, 1.0))
+                    session.drive(rng.uniform(1.0, 3.0), lambda t, c=command: c, keep_alive=0.5)
+                    fell = session.pose is not None and session.pose.up < 0.5
+            if fell:
                 session.place(-6.0, 0.0, 0.0)
         sampler.join()
     total, shares = breakdown(raw)

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,6 +138,7 @@ class SimSession:
         self.cycles = 0
         self.drive_started = 0.0  # server time (s) of the last drive's first command
         self.state: dict = {}
+        self._state_seq = 0  # motion_state messages taken
         self.strategy: dict = {}  # the player's strategy_state, when it plays
         self._game_time: float | None = None  # simspark: last game time seen
         self._truth_pending = False
@@ -231,8 +232,11 @@ class SimSession:
         ns = f'/{self.team}/p{self.unum}'
         if not self.simspark and self.truth == 'player':
             self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 10)
-        self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
-        self.node.create_subscription(String, f'{ns}/strategy_state', self._on_strategy, LATCHED)
+        self._watch = [
+            (String, f'{ns}/motion_state', self._on_state, LATCHED),
+            (String, f'{ns}/strategy_state', self._on_strategy, LATCHED),
+        ]
+        self._watching = [self.node.create_subscription(*w) for w in self._watch]
         self.pub_cmd = self.node.create_publisher(Twist, f'{ns}/cmd_vel', 1)
         self.pub_target = self.node.create_publisher(PoseStamped, f'{ns}/walk_target', 1)
         self.pub_request = self.node.create_publisher(String, f'{ns}/motion_request', 10)
@@ -307,6 +311,7 @@ class SimSession:
             self._truth_pending = True
 
     def _on_state(self, msg: object) -> None:
+        self._state_seq += 1
         try:
             self.state = json.loads(msg.data)
         except ValueError:
@@ -351,6 +356,22 @@ class SimSession:
         # a request already out may have been sent before this call: its answer does not count
         goal = self._scenes + (2 if self._truth_pending else 1)
         self.spin_until(lambda: self._scenes >= goal, timeout, 'no full scene from the monitor stream')
+
+    @contextlib.contextmanager
+    def unwatched(self) -> Iterator[None]:
+        """Within the block this process does not subscribe to the player's ``motion_state`` and ``strategy_state``
+        (``state`` and ``strategy`` keep their last values), so that the player builds and sends neither, as in a
+        match: a CPU bench then measures the player, not what watching it costs."""
+        for sub in self._watching:
+            self.node.destroy_subscription(sub)
+        self._watching = []
+        try:
+            yield
+        finally:
+            seq = self._state_seq
+            self._watching = [self.node.create_subscription(*w) for w in self._watch]
+            self.spin_until(lambda: self._state_seq > seq, 2.0)  # the latched state, then a fresh one
+            self.wait_cycles(3)
 
     def wait_cycles(self, n: int) -> None:
         """Wait for ``n`` server cycles, whatever the pace."""
