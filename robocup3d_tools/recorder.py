@@ -125,6 +125,7 @@ COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_comm
 #: to 10 moved on.
 RELIABLE_TOPICS = ('raw/percept', 'odom', 'beam')  # every message counts; a beam is a rare one
 SINK_WAIT = 3.0  # s a player has to connect to the local sink before its record/cycle is taken over DDS
+SINK_RETURN = 15.0  # s a player that was connected has to come back (restarted by its team runner)
 
 
 def start_recorder(
@@ -546,13 +547,16 @@ class Recorder:
         self._sink_pubs[namespace] = pub
 
     def _record_over_dds(self, namespace: str) -> bool:
-        """Whether to take the player's ``record/cycle`` over DDS: no sink offered, or none taken within
-        :data:`SINK_WAIT` s (then the sink refuses it, so that no record comes twice)."""
+        """Whether to take the player's ``record/cycle`` over DDS: no sink offered, or not connected to it within
+        :data:`SINK_WAIT` s (:data:`SINK_RETURN` s once it was) (then the sink refuses it, so that no record comes
+        twice)."""
         if namespace not in self._sink_offered:
             return True
+        now = time.monotonic()
         if namespace in self.sink.namespaces():
+            self._sink_since[namespace] = now
             return False
-        if time.monotonic() - self._sink_since[namespace] < SINK_WAIT:
+        if now - self._sink_since[namespace] < (SINK_RETURN if namespace in self._sink_seen else SINK_WAIT):
             return False  # asked again at the next discovery
         self._sink_offered.discard(namespace)
         pub = self._sink_pubs.pop(namespace, None)
