@@ -54,6 +54,7 @@ __all__ = [
     'WalkEngine',
     'WalkParams',
     'in_place',
+    'step_within_combo',
     'stop_speed',
     'top_vx',
     'top_wz',
@@ -132,6 +133,10 @@ class WalkParams:
     leg_speed: float = 0.0
     combo_limit: float = 0.0  # > 0: scale a command down to this norm of (vx, vy, wz), each over its limit
     combo_power: float = 2.0  # the norm's exponent: 2 an ellipsoid; lower cuts blends harder (1: a diamond)
+    # 1: each step's own speed (after the per-step ramps, with the heading hold's turn) keeps within combo_limit
+    # too, the motions that grow in this step giving way (the command alone is limited otherwise: a turn ramping
+    # up while the forward speed ramps down, or the heading hold at full speed, went past it); 0: off.
+    combo_step: float = 0.0
     gain_ramp: float = 0.0  # 1: the leg gains rise to kp_legs/kd_legs along the blend into the stance; 0: at once
     # Speed scheduling: a second set of gait values (``fast``, over this one) for fast straight walking.
     # Each step blends towards it by its forward speed, from 0 at ``boost_from`` to 1 at ``boost_to``,
@@ -278,6 +283,41 @@ def stop_speed(p: WalkParams, dist: float) -> float:
     if dist <= d0:
         return math.sqrt(2.0 * slow * dist)
     return math.sqrt(v0 * v0 + 2.0 * brake * (dist - d0))
+
+
+def combo_norm(p: WalkParams, speed: tuple[float, float, float]) -> float:
+    """The norm (``combo_power``) of ``speed`` (vx, vy, wz), each over its limit at that motion."""
+    vx, vy, wz = speed
+    wz_max = top_wz(p, vx, vy)
+    vx_max = top_vx(p, vy, wz) if vx >= 0.0 else -p.min_vx
+    e = p.combo_power
+    parts = ((vx, vx_max), (vy, p.max_vy), (wz, wz_max))
+    return sum(abs(v / m) ** e for v, m in parts if m > 0.0) ** (1.0 / e)
+
+
+def step_within_combo(
+    p: WalkParams, before: tuple[float, float, float], after: tuple[float, float, float]
+) -> tuple[float, float, float]:
+    """A step's speed ``after`` (from the step's ``before``) within ``combo_limit``: the motions growing in size give
+    up as much of their growth as needed (none shrinks faster than its ramp); unchanged if it is within already,
+    or if even without growth it is not (then the shrinking motions bring it back, step by step)."""
+    if combo_norm(p, after) <= p.combo_limit + 1e-9:
+        return after
+    grow = [abs(a) > abs(b) for a, b in zip(after, before, strict=True)]
+    if not any(grow):
+        return after
+
+    def at(f: float) -> tuple[float, float, float]:
+        out = tuple(b + f * (a - b) if g else a for a, b, g in zip(after, before, grow, strict=True))
+        return out[0], out[1], out[2]
+
+    if combo_norm(p, at(0.0)) > p.combo_limit:
+        return at(0.0)
+    lo, hi = 0.0, 1.0
+    for _ in range(12):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if combo_norm(p, at(mid)) <= p.combo_limit else (lo, mid)
+    return at(lo)
 
 
 def _straight(p: WalkParams, vy: float, wz: float) -> float:
@@ -491,9 +531,12 @@ class WalkEngine:
         fast = p.fast
         if fast is not None and fast.brake > 0.0 and a is not p and cx < sx and sx > 0.0:
             ax = min(ax, fast.brake * a.period)  # slowing down in the fast gait: at its brake
+        before = (sx, sy, sw)
         sx += _limit(cx - sx, -ax, ax)
         sy += _limit(cy - sy, -a.accel_y, a.accel_y)
         sw += _limit(cw - sw, -a.accel_w, a.accel_w)
+        if p.combo_step > 0.0 and p.combo_limit > 0.0:
+            sx, sy, sw = step_within_combo(p, before, (sx, sy, sw))
         self.speed = (sx, sy, sw)
         w = boost_weight(p, (sx, sy, sw - (1.0 - p.boost_hold) * hold))
         gait = self._gait_for(w)

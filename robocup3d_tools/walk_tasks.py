@@ -18,6 +18,10 @@ and measures what the robot really did (the torso's ground truth from the server
 * ``goto``: seeded go-to targets 1-4 m apart with any heading (:func:`goto_targets`), each sent as a
   ``walk_target`` until the robot stands on it or 20 s pass, for ``seconds``; a fallen robot gets up by
   itself; ``speed`` is the straight-line distance gained on the targets per second, ``extra['reached']``;
+* ``chase``: a match's positioning (:func:`chase_course`): the target changes every 1-3 s (a new one 0.5-4 m
+  away, the old one moved up to 1 m, or a stop), so the walk is asked to speed up, turn, reverse and stop at
+  any moment; scored as ``goto``; each fall is traced in ``extra['falls_at']`` (the segment, how long after its
+  change, the walk's command and step speed before it, which way it tipped) for :func:`fall_class`;
 * ``lineup``: a seeded course of a kick's lining-up steps (:mod:`robocup3d_tools.lineup`, ``seconds`` of
   them after the arrival) and 4 s of stepping in place; falls are counted (the robot is put upright and
   the course goes on); ``extra``: ``creep`` (m/s off the commanded displacement), ``creep_turn``
@@ -123,6 +127,8 @@ def run_task(session: SimSession, task: str, speed: float = 0.0, seconds: float 
         return _random_course(session, start, seconds, seed)
     if task == 'goto':
         return _goto_course(session, start, seconds, seed)
+    if task == 'chase':
+        return _chase(session, start, seconds, seed)
     raise ValueError(f'unknown task {task!r}; tasks: {", ".join(TASKS)}')
 
 
@@ -341,7 +347,166 @@ def _goto_course(session: SimSession, start: Pose, seconds: float, seed: int) ->
     return TaskResult('goto', walked, falls, gained, 0.0, m.turned, m.path, extra)
 
 
-TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops', 'lineup', 'goto')
+CHASE_HOLD = (1.0, 3.0)  # s a chase segment lasts
+CHASE_KINDS = (('jump', 0.5), ('nudge', 0.3), ('stop', 0.2))  # a chase segment's kinds and their odds
+
+
+@dataclass(frozen=True, slots=True)
+class ChaseSegment:
+    """One segment of a chase course: ``kind`` (``jump``: a new target ``dist`` m away at ``bearing`` rad from the
+    robot's heading; ``nudge``: the last target moved ``dist`` m towards ``bearing`` in the field; ``stop``: cmd_vel
+    0), with the target's heading ``yaw`` (rad, relative to the robot's for a jump, to the old target's for a
+    nudge), held ``hold`` s."""
+
+    kind: str
+    hold: float
+    dist: float = 0.0
+    bearing: float = 0.0
+    yaw: float = 0.0
+
+
+def chase_course(seed: int, seconds: float) -> list[ChaseSegment]:
+    """Seeded chase segments (see the module doc) covering ``seconds``; the first is always a jump."""
+    rng = random.Random(seed)
+    out: list[ChaseSegment] = []
+    t = 0.0
+    while t < seconds:
+        kind = 'jump'
+        if out:
+            r, acc = rng.random(), 0.0
+            for name, odds in CHASE_KINDS:
+                acc += odds
+                if r < acc:
+                    kind = name
+                    break
+        hold = rng.uniform(*CHASE_HOLD)
+        dist = rng.uniform(0.5, 4.0) if kind == 'jump' else rng.uniform(0.0, 1.0) if kind == 'nudge' else 0.0
+        bearing, yaw = rng.uniform(-math.pi, math.pi), rng.uniform(-math.pi, math.pi)
+        if kind == 'nudge':
+            yaw *= 0.25  # the heading wanted moves a little with the target
+        out.append(ChaseSegment(kind, hold, dist, bearing, yaw if kind != 'stop' else 0.0))
+        t += hold
+    return out
+
+
+TIP_UP = 0.985  # the torso's z axis below this (10 deg of lean): a chase fall is under way
+UPRIGHT_CYCLES = 50  # cycles upright after which a chase fall is over
+
+
+def fall_class(fall: dict) -> str:
+    """What a chase fall came with (``extra['falls_at']`` entry, taken as the torso began to tip): ``stop`` (in a
+    stop segment), ``start`` (the walk at rest within the second before), ``change`` (within 1 s after a new target),
+    ``turn in place``, ``turn at speed`` or ``steady``."""
+    sx, sy, sw = fall['speed']
+    if fall['kind'] == 'stop':
+        return 'stop'
+    if fall['from_rest']:
+        return 'start'
+    if 0.0 <= fall['since'] < 1.0:
+        return 'change'
+    if abs(sw) > 0.3:
+        return 'turn at speed' if math.hypot(sx, sy) > 0.1 else 'turn in place'
+    return 'steady'
+
+
+def _chase(session: SimSession, start: Pose, seconds: float, seed: int) -> TaskResult:
+    """A chase course (see the module doc): targets sent as ``walk_target`` every half second, as ``goto``'s; a fallen
+    robot gets up by itself; ``forward`` the metres gained on the targets, ``extra['falls_at']`` the falls traced."""
+    traj: list[Pose] = []
+    gained, falls, falls_at, down, upright = 0.0, 0, [], False, 0
+    history: list[tuple[float, list, list]] = []  # (t, walk speed, walk command) per motion_state seen
+    first_cycle = session.cycles
+    end = first_cycle + round(seconds / CYCLE)
+    goal: tuple[float, float, float] | None = None
+    still_since = 0.0  # server s the walk's step speed was last zero
+    for seg in chase_course(seed, seconds):
+        if session.cycles >= end:
+            break
+        p = session.pose
+        assert p is not None
+        if seg.kind == 'jump':
+            a = p.yaw + seg.bearing
+            gx = min(max(p.x + seg.dist * math.cos(a), GOTO_FIELD[0]), GOTO_FIELD[1])
+            gy = min(max(p.y + seg.dist * math.sin(a), GOTO_FIELD[2]), GOTO_FIELD[3])
+            goal = (gx, gy, _unwrap(p.yaw + seg.yaw))
+        elif seg.kind == 'nudge' and goal is not None:
+            gx = min(max(goal[0] + seg.dist * math.cos(seg.bearing), GOTO_FIELD[0]), GOTO_FIELD[1])
+            gy = min(max(goal[1] + seg.dist * math.sin(seg.bearing), GOTO_FIELD[2]), GOTO_FIELD[3])
+            goal = (gx, gy, _unwrap(goal[2] + seg.yaw))
+        stop = seg.kind == 'stop' or goal is None
+        first = 0.0 if stop else math.hypot(goal[0] - p.x, goal[1] - p.y)
+        began = session.cycles
+        limit = min(end, began + round(seg.hold / CYCLE))
+        while session.cycles < limit:
+            p = session.pose
+            if stop:
+                session.velocity(0.0, 0.0, 0.0)
+            else:
+                dx, dy = goal[0] - p.x, goal[1] - p.y
+                cr, sr = math.cos(p.yaw), math.sin(p.yaw)
+                session.walk_to(cr * dx + sr * dy, -sr * dx + cr * dy, _unwrap(goal[2] - p.yaw))
+            for _ in range(25 if not stop else 10):
+                session.wait_cycles(1)
+                p = session.pose
+                traj.append(p)
+                w = session.state.get('walk') or {}
+                if w.get('speed') is not None and (not history or history[-1][1:] != (w['speed'], w['command'])):
+                    history.append((p.t, w['speed'], w['command']))
+                    if not any(w['speed']):
+                        still_since = p.t
+                if p.up < 0.5 and not down:
+                    falls += 1
+                    falls_at.append(_fall_trace(traj, seg, began * CYCLE, history, still_since))
+                # a fall ends once the robot has stood upright for a second (a get-up that tips over again is no
+                # new fall until then)
+                upright = upright + 1 if p.up >= TIP_UP else 0
+                down = p.up < 0.5 or (down and upright < UPRIGHT_CYCLES)
+                if session.cycles >= limit:
+                    break
+        if not stop:
+            p = session.pose
+            gained += first - math.hypot(goal[0] - p.x, goal[1] - p.y)
+    session.velocity(0.0, 0.0, 0.0)
+    walked = (session.cycles - first_cycle) * CYCLE
+    m = _measure('chase', traj, start, False)
+    extra = {'end': asdict(session.pose), 'falls_at': falls_at}
+    return TaskResult('chase', walked, falls, gained, 0.0, m.turned, m.path, extra)
+
+
+def _fall_trace(traj: list[Pose], seg: ChaseSegment, began: float, history: list, still_since: float) -> dict:
+    """A chase fall: its segment; when the torso began to tip (:data:`TIP_UP`), how long after the segment began;
+    the walk's step speed and command then and as the segment began (as ``motion_state`` had them); how long the
+    tipping took and which way the torso went."""
+
+    def at(t: float) -> tuple[float, list, list]:
+        seen = [h for h in history if h[0] <= t] or history[:1] or [(t, [0.0] * 3, [0.0] * 3)]
+        return seen[-1]
+
+    p = traj[-1]
+    k = len(traj) - 1
+    while k > 0 and traj[k - 1].up < TIP_UP:
+        k -= 1
+    tip = traj[k].t
+    _, speed, command = at(tip)
+    way = (
+        ('forward' if p.forward > 0 else 'back') if abs(p.forward) >= abs(p.left) else 'left' if p.left > 0 else 'right'
+    )
+    fall = {
+        't': round(p.t, 2),
+        'kind': seg.kind,
+        'since': round(tip - began, 2),
+        'tip_s': round(p.t - tip, 2),
+        'speed': [round(v, 3) for v in speed],
+        'command': [round(v, 3) for v in command],
+        'speed_before': [round(v, 3) for v in at(began)[1]],
+        'from_rest': tip - still_since < 1.0,
+        'way': way,
+    }
+    fall['class'] = fall_class(fall)
+    return fall
+
+
+TASKS = ('forward', 'backward', 'sideways', 'turn', 'square', 'random', 'starts', 'stops', 'lineup', 'goto', 'chase')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -778,3 +778,35 @@ def test_the_closed_form_leg_ik_leaves_the_walk_as_the_iterative_one_made_it(
         assert max(abs(a[j] - b[j]) for j in a) < 1e-6
         moved = max(moved, abs(a['llj4'] - fast[0]['llj4']))  # the knee
     assert moved > 0.1  # it walked
+
+
+def test_combo_step_keeps_each_steps_speed_within_the_limit() -> None:
+    from robocup3d_motion.walk import combo_norm  # noqa: PLC0415
+
+    p = replace(_sets('T1')['positioning'], combo_limit=1.0, combo_power=1.0, max_vx=0.4, accel_x=0.1)
+    p = replace(p, accel_w=p.max_wz, heading_gain=0.0)  # the turn could jump to its limit in one step
+    for combo_step, within in ((0.0, False), (1.0, True)):
+        eng = WalkEngine(body_for('T1'), replace(p, combo_step=combo_step))
+        eng.set_command(p.max_vx, 0.0, 0.0)
+        for _ in range(200):
+            eng.step(DT)
+        assert eng.speed[0] == pytest.approx(p.max_vx)
+        eng.set_command(0.0, 0.0, p.max_wz)  # turn in place: forward slows by accel_x a step, the turn ramps at once
+        norms = []
+        for _ in range(100):
+            eng.step(DT)
+            norms.append(combo_norm(eng.params, eng.speed))
+        assert (max(norms) <= 1.0 + 1e-6) is within
+        assert eng.speed[2] == pytest.approx(p.max_wz) and eng.speed[0] == pytest.approx(0.0)  # it gets there
+
+
+def test_step_within_combo_lets_the_growing_motion_give_way() -> None:
+    from robocup3d_motion.walk import combo_norm, step_within_combo  # noqa: PLC0415
+
+    p = replace(_sets('T1')['positioning'], combo_limit=1.0, combo_power=1.0, spin_wz=0.0)
+    before = (p.max_vx, 0.0, 0.0)
+    after = (0.8 * p.max_vx, 0.0, 0.6 * p.max_wz)
+    vx, vy, wz = step_within_combo(p, before, after)
+    assert vx == after[0] and vy == 0.0  # the shrinking forward speed keeps its ramp
+    assert 0.0 < wz < after[2] and combo_norm(p, (vx, vy, wz)) == pytest.approx(1.0, abs=1e-3)
+    assert step_within_combo(p, before, (0.5 * p.max_vx, 0.0, 0.1)) == (0.5 * p.max_vx, 0.0, 0.1)  # within: as is
