@@ -658,7 +658,7 @@ class MotionCore:
         """The PD gains in force: the robot's, with the running skill's overrides."""
         kp, kd = dict(self.settings.kp), dict(self.settings.kd)
         if isinstance(self.player, KeyframePlayer):
-            kp.update(self.player.skill.kp)
+            kp.update(self.player.kp)
             kd.update(self.player.skill.kd)
         elif self._skill_kp > 0.0 and self.player is not None:  # every joint, e.g. a get-up at full joint speed
             kp = dict.fromkeys(kp, self._skill_kp)

@@ -9,7 +9,7 @@ not have, so T1/K1 skills are stored as YAML under ``skills/data/<robot>/``::
     kd: {}
     frames:                 # each: duration (s) and the joints it moves (degrees)
       - {t: 0.4, q: {llj1: -90, rlj1: -90}}
-      - {t: 0.3, q: {llj4: 120, rlj4: 120}}
+      - {t: 0.3, q: {llj4: 120, rlj4: 120}, kp: {llj4: 300}}  # optional: gains from this frame on
     mirror: GETUP_FRONT_M   # optional: also define this skill, the mirror image (left <-> right)
     balance:                # optional: IMU feedback added to the frames' targets while the skill runs
       pitch: {llj1: 0.8}    #   joint: deg per deg of torso pitch (forward lean positive) from ref_pitch_deg
@@ -94,10 +94,11 @@ def mirror_joint(name: str) -> tuple[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class Keyframe:
-    """Targets (rad) reached after ``duration`` seconds."""
+    """Targets (rad) reached after ``duration`` seconds; ``kp``: gains from this frame on (over the skill's)."""
 
     duration: float
     targets: dict[str, float]
+    kp: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +192,7 @@ def mirror_skill(skill: KeyframeSkill, name: str) -> KeyframeSkill:
     def gains(g: Mapping[str, float]) -> dict[str, float]:
         return {mirror_joint(j)[0]: v for j, v in g.items()}
 
-    frames = tuple(Keyframe(f.duration, q(f.targets)) for f in skill.frames)
+    frames = tuple(Keyframe(f.duration, q(f.targets), gains(f.kp)) for f in skill.frames)
     balance = skill.balance.mirrored() if skill.balance is not None else None
     return KeyframeSkill(name, frames, gains(skill.kp), gains(skill.kd), skill.source, balance)
 
@@ -210,7 +211,7 @@ def blend_skills(soft: KeyframeSkill, hard: KeyframeSkill, power: float, name: s
         return {j: mix(a.get(j, 0.0), b.get(j, 0.0)) for j in {**a, **b}}
 
     frames = tuple(
-        Keyframe(mix(fs.duration, fh.duration), {j: mix(v, fh.targets[j]) for j, v in fs.targets.items()})
+        Keyframe(mix(fs.duration, fh.duration), {j: mix(v, fh.targets[j]) for j, v in fs.targets.items()}, dict(fh.kp))
         for fs, fh in zip(soft.frames, hard.frames, strict=True)
     )
     balance = None
@@ -236,6 +237,8 @@ def check_blend(soft: KeyframeSkill, hard: KeyframeSkill) -> None:
     for i, (fs, fh) in enumerate(zip(soft.frames, hard.frames, strict=True)):
         if set(fs.targets) != set(fh.targets):
             raise ValueError(f'{soft.name} and {hard.name} move other joints in frame {i}: no blend')
+        if dict(fs.kp) != dict(fh.kp):
+            raise ValueError(f'{soft.name} and {hard.name} have other gains in frame {i}: no blend')
     if (soft.balance is None) != (hard.balance is None):
         raise ValueError(f'one of {soft.name} and {hard.name} has balance feedback, the other not: no blend')
     if dict(soft.kp) != dict(hard.kp) or dict(soft.kd) != dict(hard.kd):
@@ -304,7 +307,12 @@ def load_keyframe_skill(path: str | Path, robot: RobotSpec | None = None) -> Key
                     raise ConfigError(
                         f'{path}: frame {i}: {j}={v / _D2R:.1f} deg is outside [{lo / _D2R:.1f}, {hi / _D2R:.1f}]'
                     )
-        frames.append(Keyframe(t, q))
+        gains = fr.get('kp') or {}
+        if not isinstance(gains, Mapping):
+            raise ConfigError(f'{path}: frame {i}: kp must be a mapping of joint gains')
+        fkp = {str(k): float(v) for k, v in gains.items()}
+        check(fkp, f'frame {i} kp')
+        frames.append(Keyframe(t, q, fkp))
     kp = {str(k): float(v) for k, v in (data.get('kp') or {}).items()}
     kd = {str(k): float(v) for k, v in (data.get('kd') or {}).items()}
     check(kp, 'kp')
@@ -388,6 +396,12 @@ class KeyframePlayer(PlayerBase):
         self._targets: dict[str, float] = {}
         self._last: dict[str, float] = {}
         self._began = 0.0
+        self._kp: dict[str, float] = dict(skill.kp)
+
+    @property
+    def kp(self) -> dict[str, float]:
+        """The skill's gain overrides in force: its ``kp`` and those of the frames played so far."""
+        return self._kp
 
     def is_ready(self) -> bool:
         return True
@@ -407,6 +421,7 @@ class KeyframePlayer(PlayerBase):
             base = dict(joints)
             base.update(start or {})
             self._last = base
+            self._kp = dict(self.skill.kp)
             self._enter(base)
         while not self._finished and t - self._t0 >= frames[self._index].duration - 1e-6:
             self._t0 += frames[self._index].duration
@@ -428,6 +443,9 @@ class KeyframePlayer(PlayerBase):
 
     def _enter(self, current: Mapping[str, float]) -> None:
         self._start = dict(current)
+        gains = self.skill.frames[self._index].kp
+        if gains:
+            self._kp = {**self._kp, **gains}
         targets = dict(current)
         targets.update(self.skill.frames[self._index].targets)
         self._targets = targets

@@ -4,8 +4,9 @@ The search space is data (``config/optimize.yaml``, section ``getup``):
 
 * Nao (rcssserver3d): ``$parameters`` of ``getup_<front|back>.skl``; a candidate is a parameter
   file the player reads after the shipped ones (``robocup3d player --skill-params FILE``);
-* T1/K1 (RCSSServerMJ): ``FRAME.t`` and ``FRAME.JOINT`` of the YAML keyframe skill; a candidate is
-  a whole skill file that replaces the shipped one of its name (same option).
+* T1/K1 (RCSSServerMJ): ``FRAME.t`` and ``FRAME.JOINT`` of the YAML keyframe skill, and ``kp.JOINT``,
+  the skill's own PD gain of a joint while it plays (its ``kp:`` map; N m/rad); a candidate is a whole
+  skill file that replaces the shipped one of its name (same option).
 
 A vector holds one value in [0, 1] per searched name; 0.5 is the shipped value (Nao: clipped to
 the bounds of its kind). Each candidate runs :mod:`robocup3d_tools.getup_tasks` in a process of its
@@ -27,15 +28,17 @@ from pathlib import Path
 
 import yaml
 
-from robocup3d_bridge.config_files import ConfigError
+from robocup3d_bridge.config_files import ConfigError, load_config
 from robocup3d_description.robots import robot_spec
 from robocup3d_motion.getup import DATA_DIR
+from robocup3d_motion.joint_control import control_settings
 from robocup3d_motion.skills.params import load_type_params
 from robocup3d_tools.optimize_config import load_optimize_config
 
 __all__ = [
     'FAIL_S',
     'GETUP_TASKS',
+    'GETUP_UNTIL',
     'GetupSpace',
     'SkillSpace',
     'getup_score',
@@ -91,6 +94,14 @@ class SkillSpace:
             return path
         doc = copy.deepcopy(self.doc)
         for n, v in values.items():
+            gain = _gain_name(n)
+            if gain is not None:  # the skill's or a frame's own gain; a twin gets the same
+                at, key = gain
+                gains = (doc if at is None else doc['frames'][at]).setdefault('kp', {})
+                gains[key] = v
+                if key in self.mirror:
+                    gains[self.mirror[key][0]] = v
+                continue
             frame, key = n.split('.', 1)
             entry = doc['frames'][int(frame)]
             if key == 't':
@@ -106,6 +117,16 @@ class SkillSpace:
 
 
 GetupSpace = SkillSpace  # the name it had when only get-ups were searched
+
+
+def _gain_name(name: str) -> tuple[int | None, str] | None:
+    """``kp.JOINT`` -> (None, JOINT) (the skill's gain), ``FRAME.kp.JOINT`` -> (FRAME, JOINT), else None."""
+    parts = name.split('.')
+    if len(parts) == 2 and parts[0] == 'kp':
+        return None, parts[1]
+    if len(parts) == 3 and parts[1] == 'kp' and parts[0].isdigit():
+        return int(parts[0]), parts[2]
+    return None
 
 
 def getup_space(
@@ -148,16 +169,32 @@ def nao_space(skill: str, robot_type: int, names: Sequence[str], space: dict) ->
 
 
 def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], space: dict) -> SkillSpace:
-    """A T1/K1 YAML keyframe skill's ``FRAME.t``/``FRAME.JOINT`` ``names``: each within +-step of
-    the file's value (``space['step']``: by the name itself, else by ``t`` or the joint, else ``default``)
-    and the joint's range, a ``t`` within ``space['t_scale']`` times the file's if given;
+    """A T1/K1 YAML keyframe skill's ``FRAME.t``/``FRAME.JOINT``/``kp.JOINT`` ``names``: each within +-step of
+    the file's value (``space['step']``: by the name itself, else by ``t``, ``kp`` or the joint, else ``default``)
+    and the joint's range, a ``t`` within ``space['t_scale']`` times the file's if given; a gain, ``kp.JOINT`` (the
+    skill's) or ``FRAME.kp.JOINT`` (from that frame on), starts from the one in force there (the file's, else the
+    robot's own in ``robots.yaml``) and stays within ``space['kp_scale']`` times the robot's own if given;
     ``space['mirror']`` couples twins."""
     step = space.get('step', {})
     doc = yaml.safe_load(path.read_text(encoding='utf-8'))
     frames = doc['frames']
+    joints = robot_spec('mujoco', robot).by_name
+    robot_kp = control_settings(robot_spec('mujoco', robot), load_config('robots.yaml')).kp
     start = []
     for n in names:
         frame, _, key = n.partition('.')
+        gain = _gain_name(n)
+        if gain is not None:
+            at, key = gain
+            if key not in joints:
+                raise ConfigError(f'{n}: {robot} has no joint {key}')
+            if at is not None and at >= len(frames):
+                raise ConfigError(f'{n}: {path.name} has frames 0-{len(frames) - 1}')
+            value = (doc.get('kp') or {}).get(key, robot_kp[key])
+            for entry in frames[: 0 if at is None else at + 1]:  # the gain in force at that frame
+                value = (entry.get('kp') or {}).get(key, value)
+            start.append(float(value))
+            continue
         if not frame.isdigit() or int(frame) >= len(frames):
             raise ConfigError(f'{n}: {path.name} has frames 0-{len(frames) - 1}')
         entry = frames[int(frame)]
@@ -165,11 +202,20 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
         if value is None:
             raise ConfigError(f'{n}: frame {frame} of {path.name} does not move {key}')
         start.append(float(value))
-    joints = robot_spec('mujoco', robot).by_name
-    t_scale = space.get('t_scale')
+    t_scale, kp_scale = space.get('t_scale'), space.get('kp_scale')
     lo, hi = [], []
     for n, v in zip(names, start, strict=True):  # within the joint's range (deg, rounded inwards)
-        key = n.partition('.')[2]
+        gain = _gain_name(n)
+        key = n.partition('.')[2] if gain is None else gain[1]
+        if gain is not None:  # a gain: within kp_scale of the robot's own (and taking in the file's), else +-step
+            if kp_scale:
+                lo.append(min(v, round(robot_kp[key] * kp_scale[0], 1)))
+                hi.append(max(v, round(robot_kp[key] * kp_scale[1], 1)))
+            else:
+                d = float(step.get(n, step.get('kp', step.get('default', 10.0))))
+                lo.append(max(1.0, v - d))
+                hi.append(v + d)
+            continue
         d = float(step.get(n, step.get(key, step.get('default', 10.0))))
         j = joints.get(key)
         a, b = (
@@ -187,15 +233,22 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
     return SkillSpace(robot, skill, tuple(names), tuple(start), tuple(lo), tuple(hi), doc, mirror)
 
 
-def getup_score(result: dict) -> float:
-    """Lower is better: the mean over trials of the time to upright (:data:`FAIL_S` a failure), plus refalls."""
+GETUP_UNTIL = ('stand', 'upright')
+
+
+def getup_score(result: dict, until: str = 'stand') -> float:
+    """Lower is better: the mean over trials of the time to upright (:data:`FAIL_S` a failure), plus refalls.
+
+    ``until``: ``stand`` times to standing with the get-up over (``times``), ``upright`` to the torso up in the
+    stretch that ended so, the get-up maybe still playing (``upright_times``, as the bench counts)."""
     if 'error' in result:
         return FAIL_S + REFALL_S
     counted = result['trials'] - result['not_knocked']
     if counted <= 0:
         return FAIL_S + REFALL_S
-    failures = counted - len(result['times'])
-    return (sum(result['times']) + FAIL_S * failures + REFALL_S * result['refalls']) / counted
+    times = result['upright_times'] if until == 'upright' else result['times']
+    failures = counted - len(times)
+    return (sum(times) + FAIL_S * failures + REFALL_S * result['refalls']) / counted
 
 
 def run_task(

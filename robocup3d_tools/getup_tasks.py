@@ -15,7 +15,9 @@ Time runs from the motion node's fall report (``motion_state``) to the start of 
 :data:`HOLD` seconds in which the torso stands (its z axis within about 25 degrees of vertical, its
 height above :data:`UPRIGHT_Z`) and the motion node is neither fallen nor getting up. A trial
 fails when that has not begun :data:`TIMEOUT` s after the report; a robot that stands and falls
-again within :data:`REFALL_S` counts as a ``refall``.
+again within :data:`REFALL_S` counts as a ``refall``. ``upright_times`` holds, for the same successful
+trials, when the torso came upright in the stretch that ended so, whether the get-up still played then
+or not (as ``bench/bench_getup.py`` counts; a get-up's last frames often only straighten a robot that is up).
 
 ``python -m robocup3d_tools.getup_tasks --robot T1 --direction back --trials 5`` (or ``--server
 simspark --type 2``) prints the result as JSON; ``robocup3d optimize --task getup-back`` runs
@@ -69,6 +71,7 @@ class GetupResult:
     task: str
     trials: int
     times: list[float] = field(default_factory=list)  # of the successful trials
+    upright_times: list[float] = field(default_factory=list)  # the same trials: the torso up, the skill maybe playing
     refalls: int = 0
     not_knocked: int = 0  # trials where the robot never fell (not counted as failures)
 
@@ -114,18 +117,34 @@ def _knock(session: SimSession, direction: str, rng: random.Random) -> float | N
     return session.cycles * CYCLE if session.state.get('fallen') else None
 
 
-def _time_to_upright(session: SimSession, fell_at: float) -> float | None:
-    """Seconds from ``fell_at`` until the robot has stood for :data:`HOLD`, or None after :data:`TIMEOUT`."""
+def _torso_up(session: SimSession) -> bool:
+    """The torso upright and high (the get-up may still play), the robot not reported fallen."""
+    p = session.pose
+    if p is None or session.state.get('fallen'):
+        return False
+    return p.up > UPRIGHT_UP and p.z > UPRIGHT_Z.get(session.robot, 0.3)
+
+
+def _time_to_upright(session: SimSession, fell_at: float) -> tuple[float, float] | None:
+    """Seconds from ``fell_at`` until the robot has stood for :data:`HOLD`, and until its torso came up in the
+    stretch that led there (:func:`_torso_up`; at most the first); None after :data:`TIMEOUT`."""
     up_since: float | None = None
+    torso_since: float | None = None
     while session.cycles * CYCLE - fell_at < TIMEOUT + HOLD:
         session.wait_cycles(1)
         now = session.cycles * CYCLE
+        if not _torso_up(session):
+            torso_since = None
+        elif torso_since is None:
+            torso_since = now
         if not _upright(session):
             up_since = None
         elif up_since is None:
             up_since = now
         elif now - up_since >= HOLD:
-            return up_since - fell_at if up_since - fell_at <= TIMEOUT else None
+            if up_since - fell_at > TIMEOUT:
+                return None
+            return up_since - fell_at, min(torso_since if torso_since is not None else up_since, up_since) - fell_at
     return None
 
 
@@ -159,7 +178,8 @@ def run_getup(session: SimSession, direction: str, trials: int = 5, seed: int = 
             continue
         took = _time_to_upright(session, fell_at)
         if took is not None:
-            result.times.append(round(took, 3))
+            result.times.append(round(took[0], 3))
+            result.upright_times.append(round(took[1], 3))
             result.refalls += _falls_within(session, REFALL_S)
     return result
 

@@ -38,6 +38,7 @@ than 1 m away (:mod:`robocup3d_tools.dribble_search`). The best is written to ``
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -55,7 +56,7 @@ from robocup3d_bridge.config_files import ConfigError
 from robocup3d_motion.motion_config import load_walk_config
 from robocup3d_motion.walk import ANGLE_PARAMS, WalkParams, walk_sets
 from robocup3d_tools.dribble_search import DRIBBLE_TASKS, dribble_score, dribble_space, run_dribble_candidate
-from robocup3d_tools.getup_search import GETUP_TASKS, getup_score, getup_space, run_candidate
+from robocup3d_tools.getup_search import GETUP_TASKS, GETUP_UNTIL, getup_score, getup_space, run_candidate
 from robocup3d_tools.kick_search import KICK_TASKS, KickTrials, kick_space, run_kick_candidate
 from robocup3d_tools.kick_tasks import FALL_PENALTY
 from robocup3d_tools.optimize_config import load_optimize_config
@@ -389,12 +390,15 @@ def optimize_skill(
     kick_trials: KickTrials | None = None,
     domain_last: int = 0,
     trace_file: bool = False,
+    getup_until: str = 'stand',
 ) -> tuple[float, Path]:
     """Tune a get-up, a kick or the dribble (see the module doc); returns the best score and the skill file written.
 
     ``kick_trials``: kick tasks only, how each candidate's kicks run and score (None: :class:`KickTrials`'s defaults);
     ``domain_base``/``domain_last``: the ROS domains evaluations may claim (see :func:`_domains`);
-    ``trace_file``: append every candidate (generation, score, values, result) to ``out`` with suffix ``.jsonl``.
+    ``trace_file``: append every candidate (generation, score, values, result) to ``out`` with suffix ``.jsonl``;
+    ``getup_until``: get-ups only, time each trial to standing with the get-up over or to the torso up
+    (:func:`~robocup3d_tools.getup_search.getup_score`).
     """
     who = 'nao' if server == 'simspark' else robot
     kick, dribble = task in KICK_TASKS, task in DRIBBLE_TASKS
@@ -404,7 +408,7 @@ def optimize_skill(
         score_of = dribble_score
     else:
         space = (kick_space if kick else getup_space)(task, who, robot_type, names, space_config)
-        score_of = kick_trials.score if kick else getup_score
+        score_of = kick_trials.score if kick else functools.partial(getup_score, until=getup_until)
     written: list[Path] = [Path(out)]
 
     def evaluate(gen: int, xs: list[list[float]]) -> list[float]:
@@ -529,6 +533,12 @@ def main(argv: list[str] | None = None) -> int:
     walk.add_argument('--trace', action='store_true', help='log every candidate to OUT with suffix .jsonl (all tasks)')
     getup = p.add_argument_group('get-up, kick and dribble tasks')
     getup.add_argument('--trials', type=int, default=3, help='knock-downs, kicks or dribbles per candidate')
+    getup.add_argument(
+        '--until',
+        choices=GETUP_UNTIL,
+        default='stand',
+        help='get-ups: time to standing with the skill over, or to the torso up (as bench_getup.py)',
+    )
     getup.add_argument('--noise', type=float, default=0.0, help='kicks: the ball within +-NOISE m of its spot')
     getup.add_argument('--walk-in', type=float, default=0.0, help='kicks: s the robot walks forward before each')
     getup.add_argument('--direction', type=float, default=0.0, help='kicks: wanted direction, deg left of the heading')
@@ -562,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
                 kick_trials=KickTrials(args.noise, args.walk_in, args.direction, args.fall_penalty, args.fall_grace),
                 domain_last=args.domain_last,
                 trace_file=args.trace,
+                getup_until=args.until,
             )
         else:
             path = args.out or Path('walk_tuned.yaml')

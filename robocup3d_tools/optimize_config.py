@@ -65,6 +65,8 @@ class SkillSpace(Section):
     mirror: dict[str, Twin] = Field(default_factory=dict)
     #: T1/K1: a frame's ``t`` within [lo * t, hi * t] of the file's (instead of +-step.t)
     t_scale: Range | None = None
+    #: T1/K1: a ``kp.JOINT`` (the skill's gain) within [lo * kp, hi * kp] of the robot's own (instead of +-step.kp)
+    kp_scale: Range | None = None
 
 
 class GetupSpace(SkillSpace):

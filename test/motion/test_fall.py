@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+from robocup3d_bridge.config_files import ConfigError
 from robocup3d_description.robots import mujoco_robot, nao
 from robocup3d_motion.balance import BalanceController, balance_settings
 from robocup3d_motion.fall import FallDetector, fall_direction
@@ -119,6 +121,36 @@ def test_getup_skills_load_within_limits_and_end_in_the_hold_pose(robot: str) ->
             assert spec.by_name[j].lower - 1e-9 <= v <= spec.by_name[j].upper + 1e-9
     assert t == pytest.approx(skills['GETUP_BACK'].duration, abs=0.03)
     assert out['llj4'] == pytest.approx(math.radians(25))
+
+
+def test_a_frames_gains_hold_from_that_frame_on_and_mirror(tmp_path: Path) -> None:
+    """A frame's ``kp:`` joins the skill's from that frame on; a reset starts from the skill's again."""
+    from robocup3d_motion.getup import load_keyframe_skills  # noqa: PLC0415
+
+    spec = mujoco_robot('T1')
+    path = tmp_path / 'g.yaml'
+    path.write_text(
+        'name: G\nmirror: G_M\nkp: {llj1: 200}\nframes:\n'
+        '  - {t: 0.1, q: {llj1: -20}}\n'
+        '  - {t: 0.1, q: {llj1: -30}, kp: {llj1: 400, llj4: 300}}\n'
+        '  - {t: 0.1, q: {llj1: -10}}\n'
+    )
+    skill, twin = load_keyframe_skills(path, spec)
+    assert skill.frames[1].kp == {'llj1': 400.0, 'llj4': 300.0} and twin.frames[1].kp == {'rlj1': 400.0, 'rlj4': 300.0}
+    player = KeyframePlayer(skill, spec)
+    joints = dict.fromkeys(spec.joint_names, 0.0)
+    seen = []
+    for k in range(16):
+        player.execute(k == 0, 0.02 * k, joints)
+        seen.append(dict(player.kp))
+    assert seen[0] == {'llj1': 200.0}
+    assert seen[6] == seen[-1] == {'llj1': 400.0, 'llj4': 300.0}  # frame 2 names none: frame 1's stay
+    player.execute(True, 1.0, joints)
+    assert player.kp == {'llj1': 200.0}
+    bad = tmp_path / 'bad.yaml'
+    bad.write_text('frames:\n  - {t: 0.1, q: {llj1: 0}, kp: {nope: 1}}\n')
+    with pytest.raises(ConfigError, match='frame 0 kp'):
+        load_keyframe_skills(bad, spec)
 
 
 def test_nao_has_no_getup_yet_and_that_is_fine() -> None:

@@ -90,6 +90,13 @@ def test_failures_and_refalls_score_worse_than_slow_get_ups() -> None:
     assert getup_score({'error': 'exit 1'}) > getup_score(failed)
 
 
+def test_the_upright_score_times_the_torso_up_as_the_bench_does() -> None:
+    """``until='upright'``: the torso up (the get-up maybe still playing); a failure counts alike."""
+    result = {'trials': 3, 'not_knocked': 0, 'times': [2.8, 2.9], 'upright_times': [2.4, 2.5], 'refalls': 0}
+    assert getup_score(result) == pytest.approx((2.8 + 2.9 + 20.0) / 3)
+    assert getup_score(result, until='upright') == pytest.approx((2.4 + 2.5 + 20.0) / 3)
+
+
 def test_help_lists_the_walk_and_getup_tasks(capsys: pytest.CaptureFixture) -> None:
     with pytest.raises(SystemExit):
         main(['--help'])
@@ -196,3 +203,54 @@ def test_a_killed_ray_worker_is_retried_and_the_generation_completes(
     while _orphan_servers() - orphans_before and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _orphan_servers() - orphans_before
+
+
+def test_a_skills_own_gains_are_searched_from_the_robots_and_written_with_their_twin(tmp_path: Path) -> None:
+    """``kp.JOINT``: the robot's gain where the file has none, within kp_scale of it; the twin gets the same."""
+    from robocup3d_tools.getup_search import keyframe_space  # noqa: PLC0415
+
+    doc = yaml.safe_load((DATA_DIR / 'T1' / 'getup_back.yaml').read_text())
+    doc.pop('kp', None)  # a skill without gains of its own
+    for frame in doc['frames']:
+        frame.pop('kp', None)
+    plain = tmp_path / 'plain.yaml'
+    plain.write_text(yaml.safe_dump(doc))
+    conf = yaml.safe_load((Path(__file__).parents[2] / 'config' / 'optimize.yaml').read_text())['getup']['T1']
+    space = keyframe_space('T1', 'back', plain, ['kp.llj1', 'kp.llj5', '8.t'], conf)
+    assert space.start[:2] == (120.0, 300.0)  # config/robots.yaml's T1 hip pitch and ankle gains
+    assert space.lo[:2] == (60.0, 150.0) and space.hi[:2] == (480.0, 1200.0)  # kp_scale [0.5, 4.0]
+    spec = robot_spec('mujoco', 'T1')
+    skill = load_keyframe_skill(space.write(space.x0(), tmp_path / 'x0'), spec)
+    assert skill.kp == {'llj1': 120.0, 'rlj1': 120.0, 'llj5': 300.0, 'rlj5': 300.0}  # the start: the robot's gains
+    hi = load_keyframe_skill(space.write([1.0, 1.0, space.x0()[2]], tmp_path / 'hi'), spec)
+    assert hi.kp == {'llj1': 480.0, 'rlj1': 480.0, 'llj5': 1200.0, 'rlj5': 1200.0}
+    assert hi.frames == skill.frames
+    unscaled = tmp_path / 'space.yaml'
+    unscaled.write_text(yaml.safe_dump({'getup': {'K1': {'step': {'kp': 25.0}, 'back': ['kp.llj4']}}}))
+    k1 = getup_space('getup-back', 'K1', config=str(unscaled))
+    assert (k1.lo[0], k1.start[0], k1.hi[0]) == (75.0, 100.0, 125.0)  # +-step.kp about the K1's knee gain
+    with pytest.raises(ConfigError, match='no joint'):
+        getup_space('getup-back', 'T1', names=['kp.xyz'])
+
+
+def test_a_frames_own_gain_starts_from_the_one_in_force_and_is_written_into_that_frame(tmp_path: Path) -> None:
+    """``FRAME.kp.JOINT``: from that frame on (the skill's ``kp`` and earlier frames' before it)."""
+    start = tmp_path / 'g.yaml'
+    doc = yaml.safe_load((DATA_DIR / 'T1' / 'getup_back.yaml').read_text())
+    for frame in doc['frames']:
+        frame.pop('kp', None)
+    doc['kp'] = {'llj4': 200, 'rlj4': 200}
+    doc['frames'][3]['kp'] = {'llj4': 250, 'rlj4': 250}
+    start.write_text(yaml.safe_dump(doc))
+    from robocup3d_tools.getup_search import keyframe_space  # noqa: PLC0415
+
+    conf = yaml.safe_load((Path(__file__).parents[2] / 'config' / 'optimize.yaml').read_text())['getup']['T1']
+    space = keyframe_space('T1', 'back', start, ['2.kp.llj4', '8.kp.llj4', '8.kp.llj1'], conf)
+    assert space.start == (200.0, 250.0, 120.0)
+    spec = robot_spec('mujoco', 'T1')
+    skill = load_keyframe_skill(space.write([1.0, 1.0, space.x0()[2]], tmp_path / 'c'), spec)
+    assert skill.kp == {'llj4': 200.0, 'rlj4': 200.0}
+    assert skill.frames[2].kp == {'llj4': 600.0, 'rlj4': 600.0}  # 4 x the robot's 150
+    assert skill.frames[8].kp == {'llj4': 600.0, 'rlj4': 600.0, 'llj1': 120.0, 'rlj1': 120.0}
+    with pytest.raises(ConfigError, match='frames 0-'):
+        keyframe_space('T1', 'back', start, ['99.kp.llj4'], conf)
