@@ -126,7 +126,7 @@ CASES = {
     'optimize-getup-typo': (
         'optimize.yaml',
         lambda d: d['getup']['nao'].update(fornt=['getup_front_1_leg1']),
-        "getup.nao: unknown key 'fornt'; allowed: back, bounds, front, mirror, step",
+        "getup.nao: unknown key 'fornt'; allowed: back, bounds, front, kp_scale, mirror, step, t_scale",
     ),
     'optimize-mirror': (
         'optimize.yaml',
