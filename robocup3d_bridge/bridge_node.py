@@ -290,7 +290,7 @@ class BridgeNode(Node):
                 sink.send(packed)
             except record_sink.SinkError as exc:
                 lost.append(sink)
-                if 'left' in str(exc) or 'closed' in str(exc):
+                if exc.gone:
                     self.get_logger().info(f'{exc}: recording there ended')
                 else:
                     self.loop.report('record', 'a recorder stopped taking the record', str(exc))

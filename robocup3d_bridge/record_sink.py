@@ -38,7 +38,11 @@ _GONE = (errno.EPIPE, errno.ECONNRESET, errno.ECONNREFUSED, errno.ENOENT, errno.
 
 
 class SinkError(RuntimeError):
-    """A sink that cannot be used: unreachable, gone, or not reading."""
+    """A sink that cannot be used: unreachable, gone (``gone``: its recorder left, an ordinary end), or not reading."""
+
+    def __init__(self, message: str, gone: bool = False) -> None:
+        super().__init__(message)
+        self.gone = gone
 
 
 def address_text(address: str | bytes) -> str:
@@ -88,7 +92,7 @@ class SinkClient:
             SinkError: the recorder left, or stopped reading for longer than ``limit`` bytes last.
         """
         if self._sock is None:
-            raise SinkError(f'record sink {self.text}: closed')
+            raise SinkError(f'record sink {self.text}: closed', gone=True)
         self._write(record)
         self.sent += 1
 
@@ -104,7 +108,7 @@ class SinkClient:
         except OSError as exc:
             self.close()
             gone = exc.errno in _GONE
-            raise SinkError(f'record sink {self.text}: {"the recorder left" if gone else exc}') from None
+            raise SinkError(f'record sink {self.text}: {"the recorder left" if gone else exc}', gone=gone) from None
         rest = memoryview(frame)[n:]
         if len(rest) > self.limit:
             self.close()
