@@ -186,7 +186,8 @@ def search(args: argparse.Namespace) -> None:
     es = cma.CMAEvolutionStrategy(x0, args.sigma, {'popsize': args.popsize, 'seed': args.seed, 'bounds': [0, 1]})
     out, best = Path(args.search), math.inf
     fixed = [1000 + s for s in range(args.courses)]  # the CMA mean's courses
-    pool = multiprocessing.get_context('fork').Pool(args.workers, _worker, (args.set, args.delay))
+    # spawn, not fork: a forked worker can inherit a lock held by a thread of the parent (pytest's DDS) and hang
+    pool = multiprocessing.get_context('spawn').Pool(args.workers, _worker, (args.set, args.delay))
     base, _ = pool.apply(_score_job, ((start, fixed, args.seconds),))
     print(f'start: {base:.3f} (courses 1000..)', flush=True)
     with pool, out.with_suffix('.jsonl').open('a') as log:
