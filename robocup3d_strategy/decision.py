@@ -45,7 +45,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from robocup3d_motion.requests import MAX_AVOID, Dribble, GoTo, Kick, MotionRequest, SkillRequest
-from robocup3d_strategy.on_ball import CLEAR_SLACK, Choice, KickReach, choose_on_ball, far_kick
+from robocup3d_strategy.on_ball import CLEAR_SLACK, Choice, KickReach, choose_on_ball, clear_target, far_kick
 from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
 __all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
@@ -69,6 +69,9 @@ SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untou
 # back turns round to walk to a place behind it (a T1 sent 1.1 m back to its line turned round and round for 40 s;
 # with 1.5 m, beamed 1.1 m out, it crept past the band's edge and turned round there: a 3 v 3, 2026-11-28)
 GUARD_DEPTH = 3.0
+# m an opponent may be nearer the ball in our box than the goalie and it still comes out: at one nearer by 0.02 m it
+# stood 0.34 m from a ball on its goal line and watched UT Austin Villa's striker score (session 39)
+GOALIE_MARGIN = 0.5
 GUARD_STEP = 0.5  # m: within that depth, a guard place further along the line is walked to this much at a time,
 # sidestepping and facing the ball (a place further than the walk's near range is turned to and walked to)
 
@@ -267,11 +270,13 @@ class Striker:
             # across from the side the taker's place is on: a kick that goes off at an angle to the side is taken
             # from beside the ball on the other side (the T1's long kick, config/formations.yaml)
             kick_off_side=-s.home[1] or 1.0,
+            me=None if s.pose is None else (s.pose[0], s.pose[1]),
         )
 
 
 class Goalie:
-    """Guards the goal; comes out to clear a ball that is, or will stop, in our box, if no opponent is nearer it."""
+    """Guards the goal; comes out to clear a ball that is, or will stop, in our box, unless an opponent is clearly
+    (:data:`GOALIE_MARGIN`) nearer it."""
 
     def act(self, s: Situation) -> Choice | None:
         line_x = -s.field.length / 2.0 + 0.4
@@ -280,11 +285,15 @@ class Goalie:
         bx, by = s.ball
         stop = s.ball_stop or s.ball
         ours = s.phase in ('play_on', 'ours')
-        mine = s.pose is None or all(_dist(o, s.ball) > _dist(s.pose[:2], s.ball) for o in s.opponents)
+        near = _dist(s.pose[:2], s.ball) - GOALIE_MARGIN if s.pose is not None else 0.0
+        mine = s.pose is None or all(_dist(o, s.ball) > near for o in s.opponents)
         # a ball that will stop past our goal line is a shot on goal: block its path (below), not clear it
         stops_in = s.field.in_our(s.field.box, *stop) and stop[0] > -s.field.length / 2.0
         if ours and mine and (s.field.in_our(s.field.box, bx, by) or stops_in):
             away = (0.0, math.copysign(s.field.width / 3.0, by or 1.0))
+            if s.pose is not None:  # the way round the ball is shortest
+                away = clear_target(s.ball, (s.pose[0], s.pose[1]), (s.field.length / 2.0, s.field.width / 2.0),
+                                    _dist(s.ball, away))  # fmt: skip
             kick = far_kick(s.kicks)
             if kick is None:
                 return Choice(Dribble(target=away), 'clear')

@@ -3,7 +3,9 @@
 The on-ball player, in the team frame (their goal at +x), weighs, in this order:
 
 1. **clear** when the ball is in our third and an opponent is near it: kick it (any kick, a fall
-   too) forwards and out to the ball's side, or dribble it that way;
+   too) up the field, or dribble it that way; knowing where the robot stands (``me``), in the direction
+   within :data:`CLEAR_CONE` of straight up the field that is nearest the one from the robot to the ball
+   (:func:`clear_target`: the least walk round the ball), else forwards and out to the ball's side;
 2. **shoot** when a kick reaches past the goal line (its mean distance less one sd) and the lane
    from the ball to a point of the goal mouth is free of robots; the point with the widest lane is
    taken, and the kick may go anywhere about it inside the posts less its direction's spread there.
@@ -35,7 +37,16 @@ from dataclasses import dataclass
 from robocup3d_motion.kick_config import KickSpec
 from robocup3d_motion.requests import Dribble, Kick, MotionRequest
 
-__all__ = ['Choice', 'KickReach', 'choose_on_ball', 'far_kick', 'kick_reaches', 'lane_clearance', 'shot_points']
+__all__ = [
+    'Choice',
+    'KickReach',
+    'choose_on_ball',
+    'clear_target',
+    'far_kick',
+    'kick_reaches',
+    'lane_clearance',
+    'shot_points',
+]
 
 Point = tuple[float, float]
 
@@ -60,6 +71,12 @@ ADVANCE_MIN = 6.0  # m an upright kick must carry the ball to be worth more than
 ADVANCE_TURNS = (0.0, 20.0, -20.0, 40.0, -40.0)  # deg off the line to their goal's centre an advance may go, in order
 MAX_FALL_RATE = 0.5  # a kick the robot falls after more often than this is not used for passes
 TOUCH_MARGIN = 1.5  # m inside the touchlines the ball of an advance must stop (beyond them it is their throw-in)
+# A clear goes within this of straight up the field (rad), in steps of CLEAR_STEP: a target that follows the robot's
+# every step round the ball would make a new kick task each time. Against UT Austin Villa (session 39's halves) a
+# Nao told to clear to the side took 10-12 s walking round a ball it stood 0.3-0.7 m from, and they scored.
+CLEAR_CONE = math.radians(75.0)
+CLEAR_STEP = math.radians(15.0)
+CLEAR_INSIDE = 0.5  # m inside the touchlines and their goal line a clear's target stays
 
 
 @dataclass(frozen=True)
@@ -225,6 +242,18 @@ def _advance(ball: Point, half: Point, goal_width: float, kicks: Sequence[KickRe
     return None
 
 
+def clear_target(ball: Point, me: Point, half: Point, reach: float) -> Point:
+    """Where a clear from ``ball`` by a robot standing at ``me`` goes, ``reach`` m on: up the field within
+    :data:`CLEAR_CONE` of straight ahead, in the direction (a multiple of :data:`CLEAR_STEP`) nearest the one from
+    the robot to the ball, so that the robot walks round the ball as little as it can; kept
+    :data:`CLEAR_INSIDE` inside the field."""
+    bearing = math.atan2(ball[1] - me[1], ball[0] - me[0]) if _dist(ball, me) > 1e-6 else 0.0
+    a = max(-CLEAR_CONE, min(CLEAR_CONE, round(bearing / CLEAR_STEP) * CLEAR_STEP))
+    x, y = ball[0] + reach * math.cos(a), ball[1] + reach * math.sin(a)
+    edge_x, edge_y = half[0] - CLEAR_INSIDE, half[1] - CLEAR_INSIDE
+    return round(min(edge_x, x), 2), round(max(-edge_y, min(edge_y, y)), 2)
+
+
 def _dribble_target(ball: Point, goal: Point, opponents: Sequence[Point], half: Point) -> Point:
     """Towards ``goal``; past an opponent in the way on the side with more room."""
     heading = math.atan2(goal[1] - ball[1], goal[0] - ball[0])
@@ -256,12 +285,13 @@ def choose_on_ball(
     opponents: Sequence[Point],
     set_play: bool = False,
     kick_off_side: float = 1.0,
+    me: Point | None = None,
 ) -> Choice:
     """The on-ball player's request (see the module doc).
 
     ``half``: the field's half length and width; ``mates``: the teammates that may receive
     (this player and the goalie left out); ``kick_off_side``: the side (sign of y) a kick-off
-    goes to when there is no one to pass to.
+    goes to when there is no one to pass to; ``me``: where this player stands (a clear's direction).
     """
     robots = [*mates.values(), *opponents]
     goal = (half[0], 0.0)
@@ -284,6 +314,8 @@ def choose_on_ball(
     if ball[0] < -half[0] * (1.0 - 2.0 * CLEAR_ZONE) and pressed:
         side = math.copysign(1.0, ball[1] or 1.0)
         target = (ball[0] + 0.4 * half[0], side * 0.7 * half[1])
+        if me is not None:
+            target = clear_target(ball, me, half, _dist(ball, target))
         kick = far_kick(kicks)
         if kick is not None:
             return Choice(Kick(target=target, kick=kick.name, slack=CLEAR_SLACK), 'clear')

@@ -7,7 +7,15 @@ import math
 import pytest
 
 from robocup3d_motion.requests import Dribble, Kick
-from robocup3d_strategy.on_ball import GOAL_PAST, KickReach, choose_on_ball, lane_clearance, shot_points
+from robocup3d_strategy.on_ball import (
+    CLEAR_CONE,
+    GOAL_PAST,
+    KickReach,
+    choose_on_ball,
+    clear_target,
+    lane_clearance,
+    shot_points,
+)
 
 HALF = (27.5, 18.0)  # RCSSServerMJ's field
 GOAL_WIDTH = 3.66
@@ -88,6 +96,33 @@ def test_under_pressure_in_our_third_it_clears_to_the_side() -> None:
     c = choose((-20.0, -2.0), kicks=(), opponents=[(-19.3, -2.0)])
     assert c.reason == 'clear' and isinstance(c.request, Dribble)
     assert choose((-20.0, -2.0), kicks=(NAO_KICK,)).reason == 'dribble'  # no pressure: play on
+
+
+def _heading(ball, target) -> float:
+    return math.degrees(math.atan2(target[1] - ball[1], target[0] - ball[0]))
+
+
+def test_a_clear_goes_up_the_field_the_way_the_robot_need_not_walk_round_the_ball() -> None:
+    """A Nao 0.6 m beside the ball, told to clear it to the far side, walked round it for 10-12 s while UT Austin
+    Villa's striker came and scored (session 39): the clear goes where the robot already stands behind it."""
+    ball, pressing = (-20.0, -2.0), [(-19.3, -2.6)]
+    c = choose(ball, kicks=(NAO_KICK,), opponents=pressing, me=(-20.3, -2.52))  # behind it, 60 deg to the left
+    assert c.reason == 'clear' and isinstance(c.request, Kick)
+    assert _heading(ball, c.request.target) == pytest.approx(60.0, abs=0.1)
+    assert c.request.target[0] > ball[0]
+    # standing in front of the ball (between it and their goal): the cone's edge on its side, never back at our goal
+    c = choose(ball, kicks=(NAO_KICK,), opponents=pressing, me=(-19.5, -1.9))
+    assert _heading(ball, c.request.target) == pytest.approx(-math.degrees(CLEAR_CONE), abs=0.1)
+    # without knowing where it stands: forwards and out to the ball's side, as before
+    assert choose(ball, kicks=(NAO_KICK,), opponents=pressing).request.target[1] < -5.0
+
+
+def test_a_clear_target_stays_inside_the_field_and_holds_still_while_the_robot_steps_round() -> None:
+    ball = (-20.0, -16.0)  # near a touchline: straight at it would put the ball out
+    t = clear_target(ball, (-20.0, -16.6), HALF, 10.0)  # the robot right behind it, facing the line
+    assert -HALF[1] < t[1] and t[0] <= HALF[0]
+    targets = {clear_target((-20.0, 0.0), (-20.6, 0.02 * k), HALF, 10.0) for k in range(-3, 4)}
+    assert len(targets) == 1  # a few centimetres aside: the same request, not a new kick task each step
 
 
 def test_the_dribble_goes_round_an_opponent_in_its_way() -> None:
