@@ -494,6 +494,21 @@ def test_the_same_request_again_keeps_the_running_task_and_its_progress() -> Non
     assert core.task is not task and task.phase == 'cancelled' and core.task.id == 3
 
 
+def test_a_kick_whose_target_moves_a_little_round_the_ball_keeps_its_task() -> None:
+    """A pass's target follows its receiver: a new task each time forgot the foot and the hold (a Nao started over
+    every second for 8 s and never kicked). A target that turns the kick more than a few degrees is a new kick."""
+    core = _core({'long': SPEC.model_copy(update={'right': 'KICK_LONG_RIGHT', 'left': 'KICK_LONG_LEFT'})})
+    core.on_ball(0.0, 2.0, 0.0, 0.01)
+    core.request(Kick(target=(12.0, 0.0), kick='long', id=1).to_text())
+    task = core.task
+    task.foot, task.phase = 'left', 'settling'
+    assert core.request(Kick(target=(12.0, 0.6), kick='long', id=2, distance=10.0).to_text()) == ''  # 3.4 deg
+    assert core.task is task and task.id == 2 and task.foot == 'left' and task.phase == 'settling'
+    assert task.target == (12.0, 0.6) and task.distance == 10.0  # aimed where the receiver is now
+    core.request(Kick(target=(12.0, 3.0), kick='long', id=3).to_text())  # 17 deg round: another kick
+    assert core.task is not task and task.phase == 'cancelled'
+
+
 def test_a_skill_plays_with_the_neck_at_the_hold_pose_not_where_a_task_pitched_it() -> None:
     """A kick task looks down at the ball as it walks up; the kick itself moves no neck joint. Left pitched
     down, the T1 long kick did not kick the ball at all (test_report_kick); the neck goes to the hold pose."""
