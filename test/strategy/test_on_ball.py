@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_motion.requests import Dribble, Kick
 from robocup3d_strategy.on_ball import (
     CLEAR_CONE,
@@ -13,6 +14,8 @@ from robocup3d_strategy.on_ball import (
     KickReach,
     choose_on_ball,
     clear_target,
+    far_kick,
+    kick_reaches,
     lane_clearance,
     shot_points,
 )
@@ -218,3 +221,16 @@ def test_a_set_play_kicks_from_the_stand_where_the_robot_has_such_a_kick() -> No
     assert choose((0.0, 0.0), kicks=(quick, long), set_play=True).request.kick == 'long'
     assert choose((-24.0, 0.0), kicks=(quick, long), opponents=[(-23.0, 0.5)]).request.kick == 'quick'  # a clear
     assert choose((0.0, 0.0), kicks=(quick,), set_play=True).request.kick == 'quick'  # the only one
+
+
+@pytest.mark.parametrize('robot_type', [0, 2, 4])
+def test_a_nao_clears_with_a_kick_it_stays_up_after_not_its_quick_kick_from_the_walk(robot_type: int) -> None:
+    """The shipped kick model (config/kicks.yaml): from a walk-up the quick kick goes 1-2.6 m and the robot falls
+    after about half of them (session 31), so a clear takes the long kick, which stood every walk-up."""
+    kicks = kick_reaches(ball_skills_for(load_kicks_config(), 'nao', robot_type, 'simspark').kicks)
+    quick = next(k for k in kicks if k.name == 'quick')
+    assert quick.falls and quick.distance < 3.0
+    clear = far_kick(kicks)
+    assert clear is not None and not clear.falls and clear.distance >= 4.0
+    c = choose((-20.0, -2.0), kicks=kicks, opponents=[(-19.3, -2.0)])
+    assert c.reason == 'clear' and c.request.kick == clear.name
