@@ -11,6 +11,7 @@ import pytest
 from robocup3d_motion.kick_config import load_kicks_config
 from robocup3d_motion.requests import Dribble, GoTo, Kick, SkillRequest
 from robocup3d_strategy.decision import (
+    COMMIT,
     FIELDS,
     GUARD_STEP,
     Decider,
@@ -438,3 +439,25 @@ def test_each_robots_kick_off_taker_stands_at_its_long_kicks_left_foot_spot() ->
         ball = (-x * c - y * s, x * s - y * c)  # the ball at the centre spot, in the robot's frame
         assert ball == pytest.approx(kicks[robot].kicks['long'].spot('left'), abs=0.005)
     assert formation_pose(formations, 'mujoco', 3, 'K1') == formation_pose(formations, 'mujoco', 3)
+
+
+def test_a_kick_under_way_is_kept_while_the_ball_lies_still_though_a_dribble_would_now_be_chosen() -> None:
+    """Each new on-ball task starts its approach over: a Nao went dribble, kick, pass, dribble, kick in 12 s and
+    never touched the ball (session 39). Kept for COMMIT s; a ball that rolls away, or a finished task, ends it."""
+    short = KickReach('pass', 5.0, 0.5)  # upright, too short to advance with: no pass, a dribble
+    mate = Mate(4, 4.4, 0.0)
+    marked = [(4.4, 1.0)]  # an opponent next to the receiver: he is no longer free
+    d = Decider()
+    req = d.decide(situation(pose=(-0.5, 0.0, 0.0), mates=[mate], kicks=(short,)), 0.0)
+    assert isinstance(req, Kick) and d.reason == 'pass 4'
+    under_way = {'id': req.id, 'phase': 'approaching'}
+    now_marked = situation(pose=(-0.4, 0.0, 0.0), mates=[mate], kicks=(short,), opponents=marked)
+    assert d.decide(now_marked, 0.5, under_way) is None  # kept: nothing new to send
+    again = d.decide(now_marked, 1.6, under_way)  # the refresh repeats the kick, not the dribble
+    assert isinstance(again, Kick) and again.target == req.target and d.reason == 'pass 4'
+    later = d.decide(now_marked, COMMIT + 0.1, {'id': again.id, 'phase': 'approaching'})
+    assert isinstance(later, Dribble)  # kept long enough
+    d = Decider()
+    req = d.decide(situation(pose=(-0.5, 0.0, 0.0), mates=[mate], kicks=(short,)), 0.0)
+    rolled = situation(pose=(-0.4, 0.0, 0.0), ball=(0.5, 0.0), mates=[mate], kicks=(short,), opponents=marked)
+    assert isinstance(d.decide(rolled, 0.5, {'id': req.id, 'phase': 'approaching'}), Dribble)
