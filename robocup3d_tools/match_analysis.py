@@ -19,6 +19,7 @@ __all__ = [
     'Fall',
     'Goal',
     'Kick',
+    'LooseBall',
     'PlayerStats',
     'analyze',
     'detect_falls',
@@ -26,6 +27,7 @@ __all__ = [
     'goals_from_games',
     'interpolate',
     'localization_error',
+    'loose_balls',
     'mark_contact',
     'possession',
     'speeds',
@@ -57,6 +59,17 @@ class Kick:
     team: str | None  # the kicker's side: 'left' / 'right'
     shot: bool  # heading into the goal mouth the kicker attacks
     outcome: str  # 'goal', 'own goal', 'out', 'teammate', 'opponent', 'loose'
+
+
+@dataclass(frozen=True)
+class LooseBall:
+    """A ball lying still in play at one side's feet (a player within ``near`` m, none of the other side as near):
+    how long until it moved, and whose player was nearest it then (the one that played it, most likely)."""
+
+    t: float  # when it lay there
+    side: str  # 'left' / 'right': whose ball it was to play
+    waited: float  # s until it moved
+    first: str  # the side nearest it as it moved
 
 
 @dataclass(frozen=True)
@@ -117,6 +130,7 @@ class Analysis:
     possession_share: dict[str, float]
     kicks: list[Kick]
     players: dict[str, PlayerStats]
+    loose: list[LooseBall] = field(default_factory=list)  # balls at one side's feet (:func:`loose_balls`)
 
 
 def interpolate(t: np.ndarray, values: np.ndarray, at: np.ndarray, max_gap: float = 0.25) -> np.ndarray:
@@ -191,6 +205,50 @@ def possession(
     near = dist[best, np.arange(len(ball_t))] <= reach
     side_of = np.array([sides[p] for p in ids], dtype=object)
     out[near] = side_of[best[near]]
+    return out
+
+
+def loose_balls(
+    ball_t: np.ndarray,
+    ball_xy: np.ndarray,
+    players: dict[str, tuple[np.ndarray, np.ndarray]],
+    sides: dict[str, str],
+    games: list[tuple[float, dict]],
+    near: float = 1.0,
+    still: float = 0.1,
+    step: float = 0.1,
+) -> list[LooseBall]:
+    """The balls that lay still (slower than ``still`` m/s) in play on with one side's player within ``near`` m and
+    none of the other side's (see :class:`LooseBall`); sampled every ``step`` s. A team that is quick on the ball
+    plays it in a second or two; against UT Austin Villa our Nao took 6-16 s, and lost most of them."""
+    if len(ball_t) < 2 or not players:
+        return []
+    t = np.arange(ball_t[0], ball_t[-1], step)
+    b = interpolate(ball_t, np.asarray(ball_xy, dtype=float)[:, :2], t)
+    speed = np.r_[0.0, np.linalg.norm(np.diff(b, axis=0), axis=1) / step]
+    nearest = {}
+    for side in ('left', 'right'):
+        d = [np.linalg.norm(interpolate(pt, np.asarray(xy, dtype=float)[:, :2], t) - b, axis=1)
+             for p, (pt, xy) in players.items() if sides.get(p) == side]  # fmt: skip
+        nearest[side] = np.nanmin(np.where(np.isnan(d), np.inf, d), axis=0) if d else np.full(len(t), np.inf)
+    modes = [(gt, g.get('play_mode')) for gt, g in games]
+    at = np.searchsorted([gt for gt, _ in modes], t, side='right') - 1
+    play_on = np.array([i >= 0 and modes[i][1] == 'PlayOn' for i in at])
+    out, i = [], 0
+    while i < len(t):
+        mine = [s for s in ('left', 'right') if nearest[s][i] < near <= nearest['right' if s == 'left' else 'left'][i]]
+        if not (mine and play_on[i] and speed[i] < still):
+            i += 1
+            continue
+        j = i
+        while j < len(t) and speed[j] < 1.5 * still and play_on[j]:
+            j += 1
+        if j == len(t) or not play_on[j]:  # still when the match or the play ended: nobody played it
+            i = j + 1
+            continue
+        first = 'left' if nearest['left'][j] <= nearest['right'][j] else 'right'
+        out.append(LooseBall(float(t[i]), mine[0], float(t[j] - t[i]), first))
+        i = j + 1
     return out
 
 
@@ -428,6 +486,7 @@ def analyze(data: object, reach: float = 2.0) -> Analysis:
         possession_t=np.asarray(ball_t, dtype=float),
         possession_side=pos,
         possession_share=share,
+        loose=loose_balls(ball_t, ball_v, truth_xy, sides, data.games),
         kicks=kicks,
         players=players,
     )

@@ -430,6 +430,15 @@ def summary_text(a: Analysis, data: object) -> str:
     share = a.possession_share
     if not any(math.isnan(v) for v in share.values()):
         lines.append(f'possession: left {share["left"]:.0%}, right {share["right"]:.0%} (nearest to the ball)')
+    loose = []
+    for side in ('left', 'right'):
+        mine = [b for b in a.loose if b.side == side]
+        if mine:
+            played = [b.waited for b in mine if b.first == side]
+            when = f' after {float(np.median(played)):.1f} s median' if played else ''
+            loose.append(f'{side} {len(mine)}, played first {len(played)}{when}')
+    if loose:
+        lines.append('loose balls: ' + '; '.join(loose) + " (at rest at a player's feet, no opponent within 1 m)")
     shots = sum(k.shot for k in a.kicks)
     outcomes = {}
     for k in a.kicks:

@@ -13,6 +13,7 @@ from robocup3d_tools.match_analysis import (
     detect_kicks,
     goals_from_games,
     localization_error,
+    loose_balls,
     mark_contact,
     possession,
     walking_speed,
@@ -195,3 +196,31 @@ def test_report_of_a_written_bag_finds_the_goal_the_shot_and_possession(tmp_path
     assert a.possession_share['left'] > 0.5
     assert report([str(bag), '-o', str(tmp_path / 'r.html')]) == 0
     assert 'A/p9' in (tmp_path / 'r.html').read_text(encoding='utf-8')
+
+
+def _still_then_kicked(kick_at: float, end: float = 20.0) -> tuple[np.ndarray, np.ndarray]:
+    """A ball lying at the centre spot until ``kick_at``, then rolling on at 2 m/s."""
+    t = np.arange(0.0, end, 0.02)
+    x = np.where(t < kick_at, 0.0, 2.0 * (t - kick_at))
+    return t, np.stack([x, np.zeros_like(t)], axis=1)
+
+
+def test_a_ball_at_a_players_feet_counts_as_his_sides_until_it_moves_and_whoever_is_nearest_then_played_it() -> None:
+    ball_t, ball_xy = _still_then_kicked(6.0)
+    t = np.arange(0.0, 20.0, 0.02)
+    ours = (t, np.tile([-0.5, 0.0], (len(t), 1)))  # at the ball all along
+    # theirs walks up from 4 m at 0.5 m/s: within 0.3 m of the ball by 7.4 s, after ours moved it at 6 s
+    theirs = (t, np.stack([np.maximum(0.3, 4.0 - 0.5 * t), np.zeros_like(t)], axis=1))
+    sides = {'A/p1': 'left', 'B/p1': 'right'}
+    games = [(0.0, {'play_mode': 'PlayOn'})]
+    (b,) = loose_balls(ball_t, ball_xy, {'A/p1': ours, 'B/p1': theirs}, sides, games)
+    assert b.side == 'left' and b.first == 'left' and b.waited == pytest.approx(6.0, abs=0.15)
+    # ours stands 0.5 m off and does nothing: theirs gets there first (8.0 s) and plays it
+    ball_t, ball_xy = _still_then_kicked(9.0)
+    (b,) = loose_balls(ball_t, ball_xy, {'A/p1': ours, 'B/p1': theirs}, sides, games)
+    assert b.side == 'left' and b.first == 'right'
+    # not in play (a set play's ball lies still by rule): none
+    assert (
+        loose_balls(ball_t, ball_xy, {'A/p1': ours, 'B/p1': theirs}, sides, [(0.0, {'play_mode': 'KickOff_Left'})])
+        == []
+    )
