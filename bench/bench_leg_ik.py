@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robocup3d_bridge.config_files import load_config
@@ -36,7 +38,7 @@ def walk_calls(robot: str, cycles: int = 600) -> list[tuple]:
     calls, real = [], walk_module.legs_ik
 
     def keep(b: object, left: object, right: object, joints: object = None, check_limits: bool = True) -> dict:
-        calls.append((b, left.copy(), right.copy(), dict(joints or {}), check_limits))
+        calls.append((b, np.array(left, dtype=float), np.array(right, dtype=float), dict(joints or {}), check_limits))
         return real(b, left, right, joints, check_limits)
 
     walk_module.legs_ik = keep

@@ -65,8 +65,39 @@ __all__ = [
 G = 9.81
 START_RATE = 0.3  # rad/s: a walk starts from rest only when the torso's roll and pitch rates are below this
 
-_EYE4 = np.eye(4)
-_EYE4.setflags(write=False)
+Vec3 = tuple[float, float, float]
+Mat3 = tuple[Vec3, Vec3, Vec3]
+
+
+def _vec3(v: object) -> Vec3:
+    """Three plain floats of a sequence or array."""
+    x, y, z = (float(c) for c in v)
+    return (x, y, z)
+
+
+def _mat_vec(m: Mat3, v: Vec3) -> Vec3:
+    """``m @ v`` on plain floats (a step's foot poses are a few 3-vectors: numpy's per-call cost was most of it)."""
+    x, y, z = v
+    r0, r1, r2 = m
+    return (r0[0] * x + r0[1] * y + r0[2] * z, r1[0] * x + r1[1] * y + r1[2] * z, r2[0] * x + r2[1] * y + r2[2] * z)
+
+
+def _mat_mul(a: Mat3, b: Mat3) -> Mat3:
+    """``a @ b`` on plain floats."""
+    cols = tuple(zip(*b, strict=True))
+    return (_mat_vec(cols, a[0]), _mat_vec(cols, a[1]), _mat_vec(cols, a[2]))  # row i of a @ b: b.T @ a[i]
+
+
+def _pose_rows(rot: Mat3, pos: Vec3, sole: Vec3) -> tuple[tuple[float, ...], ...]:
+    """The 4x4 foot-link pose (rows, as ``legs_ik`` takes it) whose sole centre, ``sole`` in the link's frame,
+    lies at ``pos`` with the link turned by ``rot``."""
+    off = _mat_vec(rot, sole)
+    return (
+        (*rot[0], pos[0] - off[0]),
+        (*rot[1], pos[1] - off[1]),
+        (*rot[2], pos[2] - off[2]),
+        (0.0, 0.0, 0.0, 1.0),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +358,8 @@ def _straight(p: WalkParams, vy: float, wz: float) -> float:
 
 
 def _smooth(s: float) -> float:
-    return 0.5 - 0.5 * math.cos(math.pi * min(1.0, max(0.0, s)))
+    s = s if s > 0.0 else 0.0  # min(1.0, max(0.0, s)) written out (NaN gives 0.0 as there): a third of its cost
+    return 0.5 - 0.5 * math.cos(math.pi * (s if s < 1.0 else 1.0))
 
 
 def _limit(value: float, lo: float, hi: float) -> float:
@@ -349,7 +381,7 @@ class WalkEngine:
     def __init__(self, body: Body, params: WalkParams, hold_pose: Mapping[str, float] | None = None) -> None:
         self.body = body
         self.hold = dict(hold_pose or {})
-        self.sole = {s: np.asarray(body.leg(s).sole, dtype=float) for s in 'lr'}
+        self.sole = {s: _vec3(body.leg(s).sole) for s in 'lr'}  # plain floats: _targets' math is on floats
         #: the leg joints, whose gains the walk may raise (kp_legs, kd_legs)
         self.leg_joints = tuple(j for s in 'lr' for j in body.leg(s).joints)
         # Feedback and arm swing are written for joints turning about +y (pitch) and +x (roll),
@@ -366,11 +398,11 @@ class WalkEngine:
         }
         # Toe joints (Nao type 4): per side the joint, its sign (a positive angle lifts the toe against the
         # foot) and the pivot (the joint's anchor, on the sole plane) from the sole centre, in the foot frame.
-        self._toes: dict[str, tuple[str, float, np.ndarray]] = {}
+        self._toes: dict[str, tuple[str, float, Vec3]] = {}
         for lk in body.links:
             if lk.joint[1:] == 'lj7' and lk.parent == body.leg(lk.joint[0]).foot:
                 side = lk.joint[0]
-                pivot = np.asarray(lk.origin, dtype=float) - self.sole[side]
+                pivot = _vec3(np.asarray(lk.origin, dtype=float) - np.asarray(self.sole[side]))
                 self._toes[side] = (lk.joint, -1.0 if lk.axis[1] > 0.0 else 1.0, pivot)
         self.set_params(params)
         self.command = (0.0, 0.0, 0.0)
@@ -639,7 +671,8 @@ class WalkEngine:
         if not self.walking:
             return self.feet, 0.0
         t, per = self.t_in_step, self._period
-        phase = min(1.0, t / per)
+        phase = t / per
+        phase = phase if phase < 1.0 else 1.0  # min(1.0, phase) without the builtin's cost
         # Turning, the double support goes: with both feet planted while their yaw targets
         # change, the soles twist against each other and the robot hardly turns (T1 in place:
         # 4 deg/s with it, 12 deg/s without).
@@ -712,20 +745,17 @@ class WalkEngine:
             gy = sign * p.foot_y * math.cos(f.yaw) + f.y - sway
             gz = p.sole_z + f.z
             cy, sy = math.cos(f.yaw), math.sin(f.yaw)
-            rot = np.array([[c * cy, -c * sy, -s], [sy, cy, 0.0], [s * cy, -s * sy, c]])  # Ry(-lean) Rz(yaw)
+            rot = ((c * cy, -c * sy, -s), (sy, cy, 0.0), (s * cy, -s * sy, c))  # Ry(-lean) Rz(yaw)
             if f.pitch and side in self._toes:  # heel up, rolled over the toe joint: the sole centre rises
                 joint, toe_sign, pivot = self._toes[side]
                 cp, sp = math.cos(f.pitch), math.sin(f.pitch)
-                ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-                d = pivot - ry @ pivot  # sole centre's move in the foot's (yawed) frame
+                ry = ((cp, 0.0, sp), (0.0, 1.0, 0.0), (-sp, 0.0, cp))
+                turned = _mat_vec(ry, pivot)
+                d = [a - b for a, b in zip(pivot, turned, strict=True)]  # sole centre's move in the foot's frame
                 gx, gy, gz = gx + cy * d[0] - sy * d[1], gy + sy * d[0] + cy * d[1], gz + d[2]
-                rot = rot @ ry
+                rot = _mat_mul(rot, ry)
                 toes[joint] = toe_sign * f.pitch  # the toe stays flat on the ground
-            pos = np.array([c * gx - s * gz, gy, s * gx + c * gz])
-            t = _EYE4.copy()  # np.eye's own overhead was a tenth of this method
-            t[:3, :3] = rot
-            t[:3, 3] = pos - rot @ self.sole[side]
-            poses[side] = t
+            poses[side] = _pose_rows(rot, (c * gx - s * gz, gy, s * gx + c * gz), self.sole[side])
         try:
             q = legs_ik(self.body, poses['l'], poses['r'], check_limits=False)
         except UnreachableError:
