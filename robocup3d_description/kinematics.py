@@ -129,6 +129,13 @@ def _wrap(a: float) -> float:
     return math.atan2(math.sin(a), math.cos(a))
 
 
+def _clip_unit(x: float) -> float:
+    """``min(1.0, max(-1.0, x))``, an ``acos``'s argument (NaN gives -1.0, as there), written out: the two builtins'
+    calls cost three times this on the leg solve's path (four solves a cycle for a walking Nao)."""
+    x = x if x > -1.0 else -1.0
+    return x if x < 1.0 else 1.0
+
+
 # ---------------------------------------------------------------------------
 # forward kinematics
 
@@ -455,7 +462,7 @@ def _lower_leg(
     elif k < -1.0 - 1e-12:
         why = 'foot too close to the hip for the knee'
     bu, bw = math.atan2(u[0], u[2]), math.atan2(w[0], w[2])
-    th4 = knee_branch * math.acos(min(1.0, max(-1.0, k))) - bu + bw
+    th4 = knee_branch * math.acos(_clip_unit(k)) - bu + bw
     mx, mz = u[0] + lw * math.sin(bw - th4), u[2] + lw * math.cos(bw - th4)
     q5 = _wrap(math.atan2(mx, mz) - math.atan2(hx, hz))
     return _wrap(leg.knee_sign * th4), q5, roll, why
@@ -498,7 +505,7 @@ def _three_axis(mn1: Vec, mn2: Vec, n: tuple[Vec, Vec, Vec], limits: tuple[tuple
     n0, n1, n2 = n
     ca, cb, c = _dotf(n0, n2), _dotf(n0, _crossf(n1, n2)), _dotf(n0, mn2)
     rho, phi = math.hypot(ca, cb), math.atan2(cb, ca)
-    d = math.acos(min(1.0, max(-1.0, c / rho)))
+    d = math.acos(_clip_unit(c / rho))
     td = _dotf(mn2, n0)
     tp = (mn2[0] - td * n0[0], mn2[1] - td * n0[1], mn2[2] - td * n0[2])
     best = None
@@ -609,7 +616,7 @@ def _nao_branch(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float]) -> 
         why = f'foot out of reach ({math.hypot(hx, hz):.4f} m from the ankle to the hip, leg {lu + lw:.4f} m)'
     elif k < -1.0 - 1e-12:
         why = 'foot too close to the hip for the knee'
-    th4 = branch[0] * math.acos(min(1.0, max(-1.0, k))) - bu + bw
+    th4 = branch[0] * math.acos(_clip_unit(k)) - bu + bw
     q5 = atan2(u0 + lw * sin(bw - th4), u2 + lw * cos(bw - th4)) - atan2(hx, hz)
     q5 = atan2(sin(q5), cos(q5))
     q4 = ks * th4
@@ -626,7 +633,7 @@ def _nao_branch(leg: _Leg, pf: Vec, rows: Rows, branch: tuple[float, float]) -> 
     t2 = -r21 * c6 + r22 * s6
     # _three_axis with (n0, n1, n2) = ((0, a, b), x, -y)
     c = a * t1 + b * t2  # n0 . M n2
-    d = math.acos(min(1.0, max(-1.0, c / rho)))
+    d = math.acos(_clip_unit(c / rho))
     tp1, tp2 = t1 - c * a, t2 - c * b  # M n2 off n0 (its x part is t0)
     k1 = a * m1 + b * m2  # n0 . M n1
     x0, x1, x2 = a * m2 - b * m1, b * m0, -a * m0  # n0 x M n1
@@ -704,7 +711,7 @@ def _chain_error(leg: _Leg, q: tuple[float, ...], pf: Vec, rows: Rows) -> float:
     trace = x[0] * r0[0] + x[1] * r1[0] + x[2] * r2[0]
     trace += y[0] * r0[1] + y[1] * r1[1] + y[2] * r2[1]
     trace += z[0] * r0[2] + z[1] * r1[2] + z[2] * r2[2]
-    angle = math.acos(min(1.0, max(-1.0, (trace - 1.0) / 2.0)))
+    angle = math.acos(_clip_unit((trace - 1.0) / 2.0))
     return max(math.sqrt((p[0] - pf[0]) ** 2 + (p[1] - pf[1]) ** 2 + (p[2] - pf[2]) ** 2), angle)
 
 
@@ -773,7 +780,7 @@ def _solve_with_hip(leg: _Leg, pf: Vec, rows: Rows, hip: float, within_limits: b
     if rho < 1e-15:  # the foot's turn does not matter (or cannot help)
         roots = (0.0,)
     else:
-        mid, spread = math.atan2(b, a), math.acos(min(1.0, max(-1.0, -c / rho)))
+        mid, spread = math.atan2(b, a), math.acos(_clip_unit(-c / rho))
         roots = tuple(sorted((_wrap(mid + spread), _wrap(mid - spread)), key=abs))
     why = ''
     for psi in roots:  # the smaller turn first; the other where the hip reaches the pose its other way only

@@ -679,9 +679,11 @@ class MotionCore:
             p = self.walk.gait
             # stiffen along with the blend into the walk stance (gain_ramp 1; a jump jolts the T1)
             b = 1.0 if p.gain_ramp <= 0.0 else min(1.0, self.walk.blend / p.gain_ramp)
-            for name in self.walk.leg_joints:  # stiff enough not to sag under the body
-                kp[name] += b * max(0.0, p.kp_legs - kp[name])
-                kd[name] += b * max(0.0, p.kd_legs - kd[name])
+            for name in self.walk.leg_joints:  # stiff enough not to sag under the body (raised, never lowered)
+                up_p, up_d = p.kp_legs - kp[name], p.kd_legs - kd[name]
+                # max(0.0, up) written out (NaN gives 0.0, as there): 24 builtin calls a cycle cost more than the rest
+                kp[name] += b * (up_p if up_p > 0.0 else 0.0)
+                kd[name] += b * (up_d if up_d > 0.0 else 0.0)
         return kp, kd
 
     def speed_caps(self) -> dict[str, float] | None:

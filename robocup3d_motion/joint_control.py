@@ -86,8 +86,9 @@ class JointController:
         ]
         #: rcssserver3d: weight of the target-velocity feed-forward (0 turns it off)
         self.feedforward = 1.0
-        self._prev_goal: dict[str, float] = {}
-        self._prev_delta: dict[str, float] = {}
+        # per joint, in ``_names``' order: the last goal (None before the first command) and its last change
+        self._prev_goal: list[float | None] = [None] * len(self._names)
+        self._prev_delta: list[float] = [0.0] * len(self._names)
 
     def command(
         self,
@@ -104,22 +105,22 @@ class JointController:
         hold = self.settings.hold_pose
         names = self._names
         goal = [targets.get(n, hold[n]) for n in names]
-        goal = [min(max(g, lo), hi) for g, (lo, hi, _) in zip(goal, self._limits, strict=True)]
+        # clamped into the joints' ranges: min(max(g, lo), hi) written out (NaN too), at half the cost
+        goal = [lo if g < lo else hi if g > hi else g for g, (lo, hi, _) in zip(goal, self._limits, strict=True)]
         if self.robot.server == 'mujoco':
             return JointTargets(names, goal, [0.0] * len(names))
         kp = kp or self.settings.kp
         vel = []
-        prev_goal, prev_delta, ff = self._prev_goal, self._prev_delta, self.feedforward
-        for n, g, (_, _, vmax) in zip(names, goal, self._limits, strict=True):
+        ff = self.feedforward
+        befores = self._prev_delta
+        deltas = [0.0 if last is None else g - last for g, last in zip(goal, self._prev_goal, strict=True)]
+        self._prev_goal, self._prev_delta = goal, deltas
+        for n, g, delta, before, (_, _, vmax) in zip(names, goal, deltas, befores, self._limits, strict=True):
             if speed_caps:
                 vmax = min(vmax, speed_caps.get(n, vmax))
-            last = prev_goal.get(n)
-            delta = 0.0 if last is None else g - last
-            before = prev_delta.get(n, 0.0)
-            prev_goal[n], prev_delta[n] = g, delta
             q = measured.get(n)
             v = 0.0 if q is None else kp[n] * (g - q)
             if ff and delta * before > 0.0 and abs(delta) <= vmax * SIMSPARK_CYCLE:  # a smooth trajectory
                 v += ff * delta / SIMSPARK_CYCLE
-            vel.append(min(max(v, -vmax), vmax))
+            vel.append(-vmax if v < -vmax else vmax if v > vmax else v)
         return JointTargets(names, [], vel)
