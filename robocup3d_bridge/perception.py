@@ -72,6 +72,20 @@ def _polar(vals: list) -> Polar:
     return Polar(d, az * _D2R, el * _D2R)
 
 
+def _pol(expr: list) -> Polar:
+    """``_polar(expr[1:])`` of a ``(pol d az el)`` expression: the usual one (three finite numbers) read without
+    slicing it and without the checks' calls (a See has 30-60); anything else goes through :func:`_polar`."""
+    if len(expr) == 4:
+        try:
+            d, az, el = float(expr[1]), float(expr[2]), float(expr[3])
+        except TypeError:  # a nested list where a number belongs: _polar says so
+            pass
+        else:
+            if math.isfinite(d + az + el):
+                return Polar(d, az * _D2R, el * _D2R)
+    return _polar(expr[1:])
+
+
 def _time(expr: list, p: Percept) -> None:
     p.time = _f(_fields(expr)['now'][0])
 
@@ -185,7 +199,7 @@ def _player(expr: list, errors: list[str]) -> PlayerSighting:
             elif key == 'id':
                 s.unum = int(child[1])
             elif len(child) == 2 and isinstance(child[1], list) and child[1][:1] == ['pol']:
-                s.parts[key] = _polar(child[1][1:])
+                s.parts[key] = _pol(child[1])
             elif key == 'pol':  # old servers: one vector for the whole player
                 s.parts['body'] = _polar(child[1:])
         except (ValueError, IndexError, TypeError) as exc:
@@ -208,7 +222,7 @@ def _see(expr: list, p: Percept) -> None:
                 ends = [c for c in child[1:] if isinstance(c, list) and c[:1] == ['pol']]
                 if len(ends) != 2:
                     raise ValueError('a line needs two pol vectors')
-                v.lines.append((_polar(ends[0][1:]), _polar(ends[1][1:])))
+                v.lines.append((_pol(ends[0]), _pol(ends[1])))
             elif key == 'mypos':
                 v.my_position = _vec3(child[1:])
             elif key == 'myorien':
@@ -220,9 +234,9 @@ def _see(expr: list, p: Percept) -> None:
                 if not isinstance(pol, list) or pol[:1] != ['pol']:
                     raise ValueError('expected (pol d az el)')
                 if key == 'B':
-                    v.ball = _polar(pol[1:])
+                    v.ball = _pol(pol)
                 else:
-                    v.landmarks[key] = _polar(pol[1:])
+                    v.landmarks[key] = _pol(pol)
         except (ValueError, IndexError, KeyError, TypeError) as exc:
             errors.append(f'See/{key}: {exc}')
     p.vision = v

@@ -280,7 +280,9 @@ class SimSparkProtocol(ServerProtocol):
         out = []
         for name, v in cmd.velocity.items():
             effector, _, _, vmax, _ = self._limit(name)
-            v = _clamp(_finite(v, name), -vmax, vmax, f'{name} velocity', warnings)
+            v = _finite(v, name)
+            if not -vmax <= v <= vmax:  # rare (the controller caps them): its warning's text made only then
+                v = _clamp(v, -vmax, vmax, f'{name} velocity', warnings)
             out.append(f'({effector} {_fmt(v)})')  # fixed-point: no exponent notation for SimSpark
         return ''.join(out)
 

@@ -18,7 +18,7 @@ Rules (issue #24):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from robocup3d_bridge.percept import Percept, Polar, Vision
@@ -60,7 +60,19 @@ class Finding:
 
 
 def _within(values: Iterable[float], bound: float) -> bool:
-    return all(-bound <= v <= bound for v in values)
+    """Whether every value lies in ``[-bound, bound]`` (NaN does not); a loop, not ``all()`` of a generator: the
+    sanitizer asks this of a few short tuples every cycle."""
+    low = -bound
+    for v in values:
+        if not low <= v <= bound:
+            return False
+    return True
+
+
+def _surely_within(values: Collection[float], bound: float) -> bool:
+    """True when every value is finite and in ``[-bound, bound]``, found by C-level ``sum``, ``min`` and ``max``
+    (a cycle's 22-25 joints); False says nothing (a value to look at, or none at all): check them one by one."""
+    return bool(values) and math.isfinite(sum(values)) and -bound <= min(values) and max(values) <= bound
 
 
 class PerceptSanitizer:
@@ -119,18 +131,22 @@ class PerceptSanitizer:
 
     def _joints(self, p: Percept, found: list[Finding]) -> None:
         q, dq, lim = p.joint_positions, p.joint_velocities, self.limits
-        for name in [n for n in q if n not in self.joints] + [n for n in dq if n not in self.joints and n not in q]:
-            found.append(Finding('unknown_joint', 'unknown joint ignored', name))
-            q.pop(name, None)
-            dq.pop(name, None)
-        for name, v in list(q.items()):
-            if not -lim.joint_angle <= v <= lim.joint_angle:
-                found.append(Finding('range', 'joint angle out of range', f'{name}={v!r}'))
-                del q[name]
-        for name, v in list(dq.items()):
-            if not -lim.joint_rate <= v <= lim.joint_rate:
-                found.append(Finding('range', 'joint rate out of range', f'{name}={v!r}'))
-                del dq[name]
+        known = self.joints
+        if not (q.keys() <= known and dq.keys() <= known):  # the usual case (every joint known) in C
+            for name in [n for n in q if n not in known] + [n for n in dq if n not in known and n not in q]:
+                found.append(Finding('unknown_joint', 'unknown joint ignored', name))
+                q.pop(name, None)
+                dq.pop(name, None)
+        if not _surely_within(q.values(), lim.joint_angle):
+            for name, v in list(q.items()):
+                if not -lim.joint_angle <= v <= lim.joint_angle:
+                    found.append(Finding('range', 'joint angle out of range', f'{name}={v!r}'))
+                    del q[name]
+        if not _surely_within(dq.values(), lim.joint_rate):
+            for name, v in list(dq.items()):
+                if not -lim.joint_rate <= v <= lim.joint_rate:
+                    found.append(Finding('range', 'joint rate out of range', f'{name}={v!r}'))
+                    del dq[name]
         if len(q) < len(self._last_q):
             missing = [n for n in self._last_q if n not in q]
             found.append(Finding('missing_joint', 'missing joints keep their last value', ' '.join(missing[:4])))
@@ -203,9 +219,10 @@ class PerceptSanitizer:
 
     def _vision(self, v: Vision, bad: object) -> None:
         lim = self.limits
+        far, angle = lim.distance, lim.angle
 
-        def ok(pol: Polar) -> bool:
-            return 0.0 <= pol.distance <= lim.distance and _within((pol.azimuth, pol.elevation), lim.angle)
+        def ok(pol: Polar) -> bool:  # comparisons written out: a See has 30-60 of these
+            return 0.0 <= pol.distance <= far and -angle <= pol.azimuth <= angle and -angle <= pol.elevation <= angle
 
         for name, pol in list(v.landmarks.items()):
             if not ok(pol):
