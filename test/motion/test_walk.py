@@ -203,7 +203,8 @@ def test_toe_push_off_rolls_the_support_foot_over_its_toe_joint_with_the_toe_fla
         side = eng.support
         joint, _, pivot = eng._toes[side]
         t = foot_pose(body, side, q)
-        toe = _level(tuple(t[:3, :3] @ (body.leg(side).sole + pivot) + t[:3, 3]), p.torso_pitch)
+        toe_in_foot = [a + b for a, b in zip(body.leg(side).sole, pivot, strict=True)]  # the pivot: floats
+        toe = _level(tuple(t[:3, :3] @ toe_in_foot + t[:3, 3]), p.torso_pitch)
         sole = _level(_sole(body, side, q), p.torso_pitch)
         pitch = eng.feet_pitch[side]
         assert toe[2] == pytest.approx(p.sole_z, abs=2e-3)  # the toe joint stays down
