@@ -41,7 +41,10 @@ def polars_to_camera(polar: np.ndarray) -> np.ndarray:
 
 
 def _pt(p: Polar) -> tuple[float, float, float]:
-    return polar_to_camera(p.distance, p.azimuth, p.elevation)
+    """:func:`polar_to_camera` of ``p``, its arithmetic written out (a See has 30-60 of them)."""
+    d, az, el = p.distance, p.azimuth, p.elevation
+    ce = math.cos(el)
+    return (d * ce * math.cos(az), d * ce * math.sin(az), d * math.sin(el))
 
 
 def observations_from_vision(v: Vision) -> CameraObservations:
@@ -99,7 +102,7 @@ class CameraModel:
         for team, unum, parts in obs.players:
             if parts:
                 pts = level(np.array(list(parts.values()), dtype=float).reshape(-1, 3))
-                players.append((team, unum, pts.mean(axis=0)))
+                players.append((team, unum, np.add.reduce(pts, axis=0) / len(pts)))  # pts.mean(axis=0)'s own steps
         lines = obs.lines
         lines = level(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else np.zeros((0, 2, 3))
         axis = rot[:, 0]
