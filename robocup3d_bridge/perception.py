@@ -78,7 +78,7 @@ def _pol(expr: list) -> Polar:
     if len(expr) == 4:
         try:
             d, az, el = float(expr[1]), float(expr[2]), float(expr[3])
-        except TypeError:  # a nested list where a number belongs: _polar says so
+        except (TypeError, ValueError):  # a nested list or a word where a number belongs: _polar says so
             pass
         else:
             if math.isfinite(d + az + el):
