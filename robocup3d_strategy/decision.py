@@ -409,9 +409,8 @@ class Decider:
         self.on_ball: int | None = None  # who holds the ball, as this player sees it
         self.last: MotionRequest | None = None
         self.sent_at = -math.inf
-        self._committed: tuple[float, tuple[float, float]] | None = (
-            None  # when and where the ball was: the last on-ball
-        )
+        # when the last on-ball kick or dribble was chosen, and where the ball lay then (COMMIT)
+        self._committed: tuple[float, tuple[float, float]] | None = None
         self.next_id = 1
         self._idle = False
         self._phase = 'before'

@@ -226,11 +226,12 @@ def loose_balls(
     t = np.arange(ball_t[0], ball_t[-1], step)
     b = interpolate(ball_t, np.asarray(ball_xy, dtype=float)[:, :2], t)
     speed = np.r_[0.0, np.linalg.norm(np.diff(b, axis=0), axis=1) / step]
-    nearest = {}
-    for side in ('left', 'right'):
-        d = [np.linalg.norm(interpolate(pt, np.asarray(xy, dtype=float)[:, :2], t) - b, axis=1)
-             for p, (pt, xy) in players.items() if sides.get(p) == side]  # fmt: skip
-        nearest[side] = np.nanmin(np.where(np.isnan(d), np.inf, d), axis=0) if d else np.full(len(t), np.inf)
+    nearest = {side: np.full(len(t), np.inf) for side in ('left', 'right')}  # m from the ball, that side's nearest
+    for p, (pt, xy) in players.items():
+        side = sides.get(p)
+        if side in nearest:
+            d = np.linalg.norm(interpolate(pt, np.asarray(xy, dtype=float)[:, :2], t) - b, axis=1)
+            nearest[side] = np.fmin(nearest[side], d)  # a gap in a track (nan) leaves the others'
     modes = [(gt, g.get('play_mode')) for gt, g in games]
     at = np.searchsorted([gt for gt, _ in modes], t, side='right') - 1
     play_on = np.array([i >= 0 and modes[i][1] == 'PlayOn' for i in at])
