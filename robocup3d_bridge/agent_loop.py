@@ -14,7 +14,10 @@ plugs ROS in through two callbacks. Timing contract:
   ``join_timeout``: players are still joining then, and RCSSServerMJ stops the whole
   simulation while it adds each robot (it recompiles its model); on a loaded machine that
   took longer than 10 s, and a player that gave up and joined again made the server add it
-  once more, which stalled everyone again: no match started;
+  once more, which stalled everyone again: no match started. Each time in a row that this wait
+  lapses with nothing heard, the next is twice as long (up to 8 times ``join_timeout``): 14 T1
+  joining at load 12 kept the server busy for more than 30 s a join, and the players' rejoins at
+  30 s each kept it so;
 * nothing the server sends ends the loop: an error in parsing, in a callback or in encoding
   is contained in its cycle, counted by kind in :attr:`LoopStats.errors` and logged with its
   reason, throttled per reason; the next cycle is answered as usual. Values are sanitized
@@ -115,6 +118,7 @@ class AgentLoop:
         self._say: str | bytes | None = None
         self._first = True
         self._before_kickoff = True
+        self._lapsed_joins = 0  # join waits in a row that lapsed with nothing heard (each next one waits longer)
         self._connected_at = 0.0
         self._join_cycles = self._side_cycles = 0  # server messages while holding the join gate
         self._heard_at = 0.0  # last server message (monotonic)
@@ -218,8 +222,10 @@ class AgentLoop:
                 with self._lock:
                     if self._pending and now >= self._deadline:
                         self._reply(on_time=False)
-                limit = self.join_timeout if self._first or self._before_kickoff else self.silence_timeout
+                joining = self._first or self._before_kickoff
+                limit = self.join_timeout * 2 ** min(self._lapsed_joins, 3) if joining else self.silence_timeout
                 if self.silence_timeout > 0 and now - self._heard_at > limit:
+                    self._lapsed_joins += joining
                     link.close()
                     since = (
                         ' since connecting' if self._first else ' before the kick-off' if self._before_kickoff else ''
@@ -241,6 +247,7 @@ class AgentLoop:
     def _handle(self, raw: bytes | None) -> None:
         """One server message (``None``: one the link dropped unread) is one cycle."""
         now = self._heard_at = time.monotonic()
+        self._lapsed_joins = 0
         if self._first:
             self.log.info('first server message %.2f s after connecting', now - self._connected_at)
         with self._lock:

@@ -7,6 +7,7 @@ sanitizer and the encoder. The real player process is fuzzed in ``test/tools/tes
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import math
@@ -318,6 +319,59 @@ def test_a_server_that_stalls_before_the_kick_off_is_waited_for(modes: list[str]
             time.sleep(0.05)
         assert loop.stats.cycles >= 40, 'the server was never heard from again'
         assert loop.stats.connects == len(connections) == 1 + reconnects
+    finally:
+        stop.set()
+        runner.join(5.0)
+        server.close()
+
+
+def test_a_join_that_lapses_again_and_again_waits_longer_each_time() -> None:
+    """14 T1 joining RCSSServerMJ at load 12: the server, adding robots, was silent longer than a join's wait, and
+    every player's rejoin made it add the robot again (attempt 7 and on, no match). Each lapse in a row doubles
+    the next wait; a server that speaks at last is served."""
+    stop = threading.Event()
+    server = socket.create_server(('127.0.0.1', 0))
+    server.settimeout(0.2)
+    opened: list[float] = []
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            opened.append(time.monotonic())
+            with conn:
+                conn.settimeout(0.05)
+                if len(opened) < 3:  # busy adding robots: silent until the player gives up
+                    while not stop.is_set():
+                        try:
+                            if not conn.recv(65536):
+                                break  # the player closed the link
+                        except TimeoutError:
+                            pass
+                    continue
+                t = 0.0
+                while not stop.is_set():
+                    t += 0.02
+                    conn.sendall(frame(f'(time (now {t:.2f}))(GS (t 0.0)(pm BeforeKickOff)(tl A))'.encode()))
+                    with contextlib.suppress(TimeoutError):
+                        conn.recv(65536)
+
+    threading.Thread(target=serve, daemon=True).start()
+    link = ServerLink('127.0.0.1', server.getsockname()[1])
+    loop = AgentLoop(
+        make_protocol(T1, 'A', 1), link, lambda p, t: None, silence_timeout=0.2, join_timeout=0.5, reconnect_delay=0.1
+    )
+    runner = threading.Thread(target=loop.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while loop.stats.cycles < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert loop.stats.cycles >= 20 and len(opened) == 3
+        first, second = opened[1] - opened[0], opened[2] - opened[1]  # 0.5 s + the delay, then 1.0 s + the delay
+        assert second > 1.4 * first, (first, second)
     finally:
         stop.set()
         runner.join(5.0)
