@@ -15,6 +15,7 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -300,6 +301,33 @@ def _silent_spell_server(modes: list[str], pause: float, stop: threading.Event) 
     return server, connections
 
 
+@contextlib.contextmanager
+def _loop_served(
+    server: socket.socket, stop: threading.Event, cycles: int, silence_timeout: float, join_timeout: float
+) -> Iterator[AgentLoop]:
+    """A T1's loop on ``server``, run until it has served ``cycles`` cycles (10 s at most); stopped after."""
+    link = ServerLink('127.0.0.1', server.getsockname()[1])
+    loop = AgentLoop(
+        make_protocol(T1, 'A', 1),
+        link,
+        lambda p, t: None,
+        silence_timeout=silence_timeout,
+        join_timeout=join_timeout,
+        reconnect_delay=0.1,
+    )
+    runner = threading.Thread(target=loop.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 10.0
+        while loop.stats.cycles < cycles and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield loop
+    finally:
+        stop.set()
+        runner.join(5.0)
+        server.close()
+
+
 @pytest.mark.parametrize(('modes', 'reconnects'), [(['BeforeKickOff'], 0), (['BeforeKickOff', 'PlayOn'], 1)])
 def test_a_server_that_stalls_before_the_kick_off_is_waited_for(modes: list[str], reconnects: int) -> None:
     """RCSSServerMJ stops for seconds while it adds each joining robot. A player that took that for a dead
@@ -307,22 +335,23 @@ def test_a_server_that_stalls_before_the_kick_off_is_waited_for(modes: list[str]
     kick-off the loop waits ``join_timeout``; once the game runs, ``silence_timeout`` still holds."""
     stop = threading.Event()
     server, connections = _silent_spell_server(modes, pause=1.2, stop=stop)
-    link = ServerLink('127.0.0.1', server.getsockname()[1])
-    loop = AgentLoop(
-        make_protocol(T1, 'A', 1), link, lambda p, t: None, silence_timeout=0.4, join_timeout=3.0, reconnect_delay=0.1
-    )
-    runner = threading.Thread(target=loop.run, args=(stop,), daemon=True)
-    runner.start()
-    try:
-        deadline = time.monotonic() + 10.0
-        while loop.stats.cycles < 40 and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with _loop_served(server, stop, cycles=40, silence_timeout=0.4, join_timeout=3.0) as loop:
         assert loop.stats.cycles >= 40, 'the server was never heard from again'
         assert loop.stats.connects == len(connections) == 1 + reconnects
-    finally:
-        stop.set()
-        runner.join(5.0)
-        server.close()
+
+
+def _serve_after(conn: socket.socket, stop: threading.Event, silent: bool) -> None:
+    """Nothing until the player closes the link (``silent``: a server busy adding robots), else a message a cycle."""
+    t = 0.0
+    while not stop.is_set():
+        if not silent:
+            t += 0.02
+            conn.sendall(frame(f'(time (now {t:.2f}))(GS (t 0.0)(pm BeforeKickOff)(tl A))'.encode()))
+        try:
+            if not conn.recv(65536) and silent:
+                return  # the player gave up and closed the link
+        except TimeoutError:
+            pass
 
 
 def test_a_join_that_lapses_again_and_again_waits_longer_each_time() -> None:
@@ -343,36 +372,11 @@ def test_a_join_that_lapses_again_and_again_waits_longer_each_time() -> None:
             opened.append(time.monotonic())
             with conn:
                 conn.settimeout(0.05)
-                if len(opened) < 3:  # busy adding robots: silent until the player gives up
-                    while not stop.is_set():
-                        try:
-                            if not conn.recv(65536):
-                                break  # the player closed the link
-                        except TimeoutError:
-                            pass
-                    continue
-                t = 0.0
-                while not stop.is_set():
-                    t += 0.02
-                    conn.sendall(frame(f'(time (now {t:.2f}))(GS (t 0.0)(pm BeforeKickOff)(tl A))'.encode()))
-                    with contextlib.suppress(TimeoutError):
-                        conn.recv(65536)
+                with contextlib.suppress(ConnectionError):  # the player left (it gave up, or the test ended)
+                    _serve_after(conn, stop, silent=len(opened) < 3)
 
     threading.Thread(target=serve, daemon=True).start()
-    link = ServerLink('127.0.0.1', server.getsockname()[1])
-    loop = AgentLoop(
-        make_protocol(T1, 'A', 1), link, lambda p, t: None, silence_timeout=0.2, join_timeout=0.5, reconnect_delay=0.1
-    )
-    runner = threading.Thread(target=loop.run, args=(stop,), daemon=True)
-    runner.start()
-    try:
-        deadline = time.monotonic() + 10.0
-        while loop.stats.cycles < 20 and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with _loop_served(server, stop, cycles=20, silence_timeout=0.2, join_timeout=0.5) as loop:
         assert loop.stats.cycles >= 20 and len(opened) == 3
         first, second = opened[1] - opened[0], opened[2] - opened[1]  # 0.5 s + the delay, then 1.0 s + the delay
         assert second > 1.4 * first, (first, second)
-    finally:
-        stop.set()
-        runner.join(5.0)
-        server.close()
