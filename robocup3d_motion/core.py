@@ -57,6 +57,10 @@ SAME_TARGET = 0.2  # m (and rad): a request this near the running task's asks fo
 # its receiver; each new task forgot its foot and its hold, and a Nao passing to a walking teammate started over
 # every second for 8 s against UT Austin Villa, session 39)
 SAME_AIM = math.radians(5.0)
+# a kick's phases that keep the target they began with: a robot stopped for the kick judges its alignment at the end
+# of its rest, and a target that followed a walking receiver meanwhile turned the kick's heading past the tolerance
+# (a T1 stopped, stood, walked on to line up again and stopped again 5 times in 35 s, 7 v 7 v formation, session 40)
+AIM_HELD = frozenset({'settling', 'kicking'})
 HEAD_JOINTS = frozenset({'hj1', 'hj2'})
 LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then sweeps to find it
 
@@ -338,7 +342,7 @@ class MotionCore:
         ball = None if self._ball is None else self._ball[:2]
         if running and self._task_request is not None and _same_task(req, self._task_request, ball):
             self.task.id, self.task.avoid, self._task_request = req.id, req.avoid, req
-            if isinstance(req, Kick) and isinstance(self.task, KickTask):
+            if isinstance(req, Kick) and isinstance(self.task, KickTask) and self.task.phase not in AIM_HELD:
                 self.task.distance = req.distance  # a pass's length follows its receiver
                 self.task.target, self.task.slack = req.target, req.slack
             return ''
