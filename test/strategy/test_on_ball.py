@@ -187,6 +187,7 @@ def test_an_advance_never_sends_the_ball_over_a_touchline_or_wide_past_the_goal(
 
 
 PASS = KickReach('pass', 11.7, 1.3, shortest=5.3)  # a kick of chosen length: 5.3-11.7 m, upright
+T1_PASS = KickReach('pass', 9.9, 0.7, shortest=2.4)  # config/kicks.yaml's T1 pass curve: 2.4-9.9 m
 
 
 def test_a_kick_of_chosen_length_passes_as_far_as_the_receiver_and_shoots_past_the_goal_line() -> None:
@@ -206,9 +207,24 @@ def test_a_kick_of_chosen_length_passes_as_far_as_the_receiver_and_shoots_past_t
     assert c.reason == 'shoot' and c.request.kick == 'long' and c.request.distance is None
 
 
+def test_a_short_pass_loses_to_an_advance_that_carries_the_ball_much_further_up() -> None:
+    """A T1 at x = 9 m passed 2.4 m to a teammate 1 m further up the field instead of kicking 13 m on, and the
+    pass's target walked with its receiver (7 v 7 against the formation team, session 40)."""
+    kicks = (T1_PASS, T1_LONG)
+    near = {4: (10.0, 0.5)}  # 1.6 m further up with the lead
+    c = choose((9.0, -0.8), kicks=kicks, mates=near)
+    assert c.reason == 'advance' and c.request.kick == 'long' and c.request.target[0] > 20.0
+    far = {4: (17.5, 3.0)}  # 9.1 m further up with the lead: more than half of the advance's 15.6
+    assert choose((9.0, -0.8), kicks=kicks, mates=far).reason == 'pass 4'
+    # the advance's lanes blocked, or pressed: the short pass again
+    wall = [(12.0, y) for y in (-5.0, -4.0, -3.0, -2.0, -1.0, 0.0)]
+    assert choose((9.0, -0.8), kicks=kicks, mates=near, opponents=wall).reason == 'pass 4'
+    assert choose((9.0, -0.8), kicks=kicks, mates=near, opponents=[(8.5, -1.5)]).reason == 'pass 4'
+
+
 def test_a_set_play_never_passes_with_a_kick_of_chosen_length() -> None:
     mates = {4: (5.0, 2.0)}
-    assert choose((0.0, 0.0), kicks=(PASS,), mates=mates).reason == 'pass 4'  # in play it would
+    assert choose((0.0, 0.0), kicks=(PASS,), mates={4: (7.0, 2.0)}).reason == 'pass 4'  # in play it would
     c = choose((0.0, 0.0), kicks=(PASS, NAO_KICK), mates=mates, set_play=True)
     assert c.request.kick != 'pass'
 
