@@ -22,7 +22,11 @@ cycle, as before.
 An entry is ``(topic in the namespace, type, payload)``: the message's CDR bytes as rclpy serializes them;
 for ``std_msgs/msg/String`` the text itself, UTF-8 (:data:`TEXT`); for ``odom`` (:data:`TWIST`) the stamp
 and the walk's velocity, ``<qddd``: ns, vx, vy, wz (:func:`odometry_fields`), which the recorder makes
-into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only).
+into motion's ``nav_msgs/Odometry`` (frame ``odom``, child ``base_footprint``, the twist only); for the
+world model's ``pose``, ``ball`` and ``players`` the numbers those messages are made of
+(:mod:`robocup3d_perception.belief_record`, types ``robocup3d/pose``, ``robocup3d/ball``,
+``robocup3d/players``), which the recorder builds the messages from (since session 41; before, the player
+built and serialized them for it).
 
 The bridge makes the record (:func:`from_config`); the player that composes the nodes hands it to motion, the
 world model and strategy (their ``attach_record``). A node that is not handed it, in another process or composed
@@ -110,16 +114,21 @@ def odometry_fields(payload: bytes) -> tuple[int, float, float, float]:
 
 
 class CycleRecord:
-    """The messages of one player's last cycles for the recorder; :attr:`active` while the bridge has a subscriber."""
+    """The messages of one player's last cycles for the recorder; :attr:`active` while the bridge has a subscriber.
+
+    Each entry is packed (:func:`pack`'s layout) into one buffer as it is added, with the topic's and type's
+    names encoded once per pair: :meth:`take` only copies the buffer out.
+    """
 
     def __init__(self, batch_cycles: int = 5, belief_period_cycles: int = 5) -> None:
         self.batch_cycles = max(1, batch_cycles)
         self.belief_period = max(1, belief_period_cycles)
         self.active = False  # set by the bridge at each cycle's start
-        self._parts: list[tuple[str, str, bytes]] = []  # this cycle's
-        self._done: list[tuple[str, str, bytes]] = []  # the cycles ended since the last take()
-        self.cycles = 0  # cycles in _done
+        self._buf = bytearray()  # the ended cycles' entries, then this cycle's, packed
+        self._start = 0  # where this cycle's entries begin in _buf
+        self.cycles = 0  # cycles ended since the last take()
         self._types: dict[type, str] = {}
+        self._names: dict[tuple[str, str], tuple[int, int, bytes]] = {}  # (topic, type) -> lengths, names
         self._lock = threading.Lock()  # a late reply's raw/action may come from another thread
         from rclpy.serialization import serialize_message  # noqa: PLC0415 - unpack() (the recorder's) needs no rclpy
 
@@ -131,7 +140,7 @@ class CycleRecord:
         msgtype = self._types.get(cls)
         if msgtype is None:
             msgtype = self._types[cls] = f'{cls.__module__.split(".", 1)[0]}/msg/{cls.__name__}'
-        self._add((topic, msgtype, self._serialize(msg)))
+        self.add_bytes(topic, msgtype, self._serialize(msg))
 
     def beliefs_due(self, t: float) -> bool:
         """Whether the cycle at server time ``t`` (s) takes ``pose``, ``ball`` and ``players``."""
@@ -139,37 +148,49 @@ class CycleRecord:
 
     def add_twist(self, topic: str, stamp_ns: int, vx: float, vy: float, wz: float) -> None:
         """The walk's velocity at ``stamp_ns`` for ``topic`` (``odom``), into this cycle's record."""
-        self._add((topic, TWIST, _TWIST.pack(stamp_ns, vx, vy, wz)))
+        self.add_bytes(topic, TWIST, _TWIST.pack(stamp_ns, vx, vy, wz))
 
     def add_text(self, topic: str, text: str) -> None:
         """A ``std_msgs/String`` with ``text`` for ``topic``, into this cycle's record."""
-        self._add((topic, TEXT, text.encode()))
+        self.add_bytes(topic, TEXT, text.encode())
 
-    def _add(self, entry: tuple[str, str, bytes]) -> None:
+    def add_bytes(self, topic: str, msgtype: str, payload: bytes) -> None:
+        """An entry of type ``msgtype`` (a ROS type's CDR, or one of ours that a recorder knows) into this cycle's."""
+        names = self._names.get((topic, msgtype))
+        if names is None:
+            t, m = topic.encode(), msgtype.encode()
+            names = self._names[topic, msgtype] = (len(t), len(m), t + m)
+        nt, nm, both = names
         with self._lock:
-            if entry[0] == _FIRST:
-                self._parts.insert(0, entry)
+            buf = self._buf
+            if topic == _FIRST and len(buf) > self._start:  # goes first in its cycle
+                buf[self._start : self._start] = _HEAD.pack(nt, nm, len(payload)) + both + payload
             else:
-                self._parts.append(entry)
+                buf += _HEAD.pack(nt, nm, len(payload))
+                buf += both
+                buf += payload
 
     def end_cycle(self) -> bool:
         """End this cycle (its ``raw/percept`` first); whether a batch is full (:meth:`take` it)."""
         with self._lock:
-            self._done += self._parts
-            self._parts = []
+            self._start = len(self._buf)
             self.cycles += 1
             return self.cycles >= self.batch_cycles
 
     def take(self) -> bytes:
         """The ended cycles' messages, packed (:func:`pack`); the record starts empty again."""
         with self._lock:
-            parts, self._done, self.cycles = self._done, [], 0
-        return pack(parts)
+            buf, start = self._buf, self._start
+            out = bytes(buf[:start]) if start < len(buf) else bytes(buf)
+            del buf[:start]
+            self._start, self.cycles = 0, 0
+        return out
 
     def clear(self) -> None:
         """Forget what the record holds (nobody takes it any more)."""
         with self._lock:
-            self._parts, self._done, self.cycles = [], [], 0
+            self._buf.clear()
+            self._start, self.cycles = 0, 0
 
 
 def from_config() -> CycleRecord:

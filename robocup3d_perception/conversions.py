@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, PointStamped, PoseWithCovarianceStamped
@@ -20,14 +21,17 @@ from std_msgs.msg import String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from robocup3d_bridge.conversions import make_marker
+from robocup3d_perception.belief_record import ball_values, pose_values
 from robocup3d_perception.representations import CameraObservations, WorldState, frozen_array
 from robocup3d_perception.team_view import player_dicts, to_team_frame
 
 __all__ = [
+    'ball_from_values',
     'ball_msg',
     'ball_stop_msg',
     'camera_observations_from_markers',
     'players_msg',
+    'pose_from_values',
     'pose_msg',
     'to_team_frame',
     'world_markers',
@@ -82,21 +86,24 @@ def camera_observations_from_markers(msg: MarkerArray) -> CameraObservations:
 
 def pose_msg(state: WorldState, stamp: Time, frame: str = 'field') -> PoseWithCovarianceStamped:
     """The robot's torso pose (team frame) with covariance over x, y and yaw."""
-    p = state.pose
-    x, y, yaw = to_team_frame(p.x, p.y, p.yaw, state.side)
+    return pose_from_values(pose_values(state), stamp, frame)
+
+
+def pose_from_values(values: Sequence[float], stamp: Time, frame: str = 'field') -> PoseWithCovarianceStamped:
+    """:func:`pose_msg` from :func:`~robocup3d_perception.belief_record.pose_values` (a recorder builds it so)."""
+    x, y, z, roll, pitch, yaw = values[:6]
     msg = PoseWithCovarianceStamped()
     msg.header.stamp = stamp
     msg.header.frame_id = frame
     pose = msg.pose.pose
-    pose.position.x, pose.position.y, pose.position.z = x, y, p.z
+    pose.position.x, pose.position.y, pose.position.z = x, y, z
     o = pose.orientation
-    o.w, o.x, o.y, o.z = _quat(p.roll, p.pitch, yaw)
+    o.w, o.x, o.y, o.z = _quat(roll, pitch, yaw)
     c = [0.0] * 36
-    cov = p.covariance
     idx = (0, 1, 5)  # x, y, yaw in the 6x6 (x y z roll pitch yaw)
     for i in range(3):
         for j in range(3):
-            c[idx[i] * 6 + idx[j]] = float(cov[i, j])
+            c[idx[i] * 6 + idx[j]] = values[6 + 3 * i + j]
     c[2 * 6 + 2] = 0.01  # z
     c[3 * 6 + 3] = c[4 * 6 + 4] = 0.003  # roll, pitch
     msg.pose.covariance = c
@@ -105,21 +112,23 @@ def pose_msg(state: WorldState, stamp: Time, frame: str = 'field') -> PoseWithCo
 
 def ball_msg(state: WorldState, stamp: Time, frame: str = 'field') -> Odometry:
     """The ball as ``nav_msgs/Odometry``: position, velocity, covariances (team frame)."""
-    b = state.ball
-    x, y, _ = to_team_frame(float(b.position[0]), float(b.position[1]), 0.0, state.side)
-    vx, vy = (-b.velocity[0], -b.velocity[1]) if state.side == 'right' else (b.velocity[0], b.velocity[1])
+    return ball_from_values(ball_values(state), stamp, frame)
+
+
+def ball_from_values(values: Sequence[float], stamp: Time, frame: str = 'field') -> Odometry:
+    """:func:`ball_msg` from :func:`~robocup3d_perception.belief_record.ball_values` (a recorder builds it so)."""
+    x, y, z, vx, vy = values[:5]
     msg = Odometry()
     msg.header.stamp = stamp
     msg.header.frame_id = frame
     msg.child_frame_id = 'ball'
-    msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = x, y, float(b.position[2])
+    msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = x, y, z
     msg.pose.pose.orientation.w = 1.0
-    msg.twist.twist.linear.x, msg.twist.twist.linear.y = float(vx), float(vy)
-    cov = b.covariance
+    msg.twist.twist.linear.x, msg.twist.twist.linear.y = vx, vy
     pc = [0.0] * 36
     tc = [0.0] * 36
-    pc[0], pc[1], pc[6], pc[7] = float(cov[0, 0]), float(cov[0, 1]), float(cov[1, 0]), float(cov[1, 1])
-    tc[0], tc[1], tc[6], tc[7] = float(cov[2, 2]), float(cov[2, 3]), float(cov[3, 2]), float(cov[3, 3])
+    pc[0], pc[1], pc[6], pc[7] = values[5:9]
+    tc[0], tc[1], tc[6], tc[7] = values[9:13]
     pc[14] = 0.01
     msg.pose.covariance = pc
     msg.twist.covariance = tc

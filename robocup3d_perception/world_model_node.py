@@ -51,6 +51,7 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_bridge.percept import Percept
 from robocup3d_bridge.team_talk import SECRET_ENV
 from robocup3d_description.body import body_for
+from robocup3d_perception import belief_record
 from robocup3d_perception import conversions as conv
 from robocup3d_perception.feed import WorldModelFeed
 from robocup3d_perception.field import field_for
@@ -74,6 +75,7 @@ class WorldModelNode(Node):
         self.unum = int(self.declare_parameter('unum', 1).value)
         side = self.declare_parameter('side', '').value  # empty: from game_state
         self.frame = self.declare_parameter('frame_id', 'field').value
+        self._frame_utf8 = str(self.frame).encode()  # for the record (belief_record)
         # TF field -> <namespace>/base_footprint where tf2 is installed (a ROS 2 install; not the PyPI wheels)
         self.tf_child = self.get_namespace().strip('/') + '/base_footprint'
         try:
@@ -244,32 +246,26 @@ class WorldModelNode(Node):
         due = self.record.active and state.time is not None and self.record.beliefs_due(state.time)
         record = self.record if due else None
         pose_out = every or self.audience.listened(self.pub_pose)
-        if pose_out or self._tf is not None or record:
+        if pose_out or self._tf is not None:
             pose = conv.pose_msg(state, at(), self.frame)
             if pose_out:
                 self.pub_pose.publish(pose)
-            if record:
-                record.add('pose', pose)
             if self._tf is not None:
                 self._tf.sendTransform(conv.transform_msg(pose, self.tf_child))
+        if record:  # numbers, not messages: the recorder builds those (robocup3d_perception.belief_record)
+            record.add_bytes('pose', belief_record.POSE, belief_record.pack_pose(state, self._frame_utf8))
         if state.ball.valid:
-            ball_out = every or self.audience.listened(self.pub_ball)
-            if ball_out or record:
-                ball = conv.ball_msg(state, at(), self.frame)
-                if ball_out:
-                    self.pub_ball.publish(ball)
-                if record:
-                    record.add('ball', ball)
+            if every or self.audience.listened(self.pub_ball):
+                self.pub_ball.publish(conv.ball_msg(state, at(), self.frame))
+            if record:
+                record.add_bytes('ball', belief_record.BALL, belief_record.pack_ball(state, self._frame_utf8))
             if every or self.audience.listened(self.pub_stop):
                 self.pub_stop.publish(conv.ball_stop_msg(state, at(), self.frame))
         if seen:
-            players_out = every or self.audience.listened(self.pub_players)
-            if players_out or record:
-                players = conv.players_msg(state)
-                if players_out:
-                    self.pub_players.publish(players)
-                if record:
-                    record.add_text('players', players.data)
+            if every or self.audience.listened(self.pub_players):
+                self.pub_players.publish(conv.players_msg(state))
+            if record:
+                record.add_bytes('players', belief_record.PLAYERS, belief_record.pack_players(state))
             if self.publish_markers and self.audience.listened(self.pub_markers):
                 self.pub_markers.publish(conv.world_markers(state, at(), self.frame))
 

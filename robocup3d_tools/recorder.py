@@ -61,12 +61,15 @@ import numpy as np
 
 from robocup3d_bridge import cycle_record
 from robocup3d_bridge.percept_topics import PERCEPT_TOPICS
+from robocup3d_perception import belief_record
 from robocup3d_tools.odom_frames import OdomFrames
 from robocup3d_tools.percept_rebuild import PerceptRebuild
 
 __all__ = ['main', 'record_command', 'start_recorder']
 
 _EXTRA_TOPICS = ('/clock', '/diagnostics')
+#: the world model's estimates as numbers in a record (robocup3d_perception.belief_record's types)
+_BELIEFS = (belief_record.POSE, belief_record.BALL, belief_record.PLAYERS)
 
 
 def record_command(
@@ -269,6 +272,20 @@ class _Messages:
         )
         msg = t['nav_msgs/msg/Odometry'](header=self.header(ns, frame), child_frame_id=child, pose=pose, twist=twist)
         return self.store.serialize_cdr(msg, 'nav_msgs/msg/Odometry')
+
+    def belief(self, kind: str, payload: bytes) -> tuple[str, bytes]:
+        """The world model's ``pose``, ``ball`` or ``players`` from a record's numbers
+        (:mod:`robocup3d_perception.belief_record`), built with the world model's own builders: its type and CDR."""
+        from robocup3d_bridge.conversions import stamp_from_seconds  # noqa: PLC0415
+        from robocup3d_perception import conversions as conv  # noqa: PLC0415
+
+        if kind == belief_record.PLAYERS:
+            return 'std_msgs/msg/String', self.string(belief_record.players_text(payload))
+        if kind == belief_record.POSE:
+            t, values, frame = belief_record.unpack_pose(payload)
+            return self.cdr_of(conv.pose_from_values(values, stamp_from_seconds(t), frame))
+        t, values, frame = belief_record.unpack_ball(payload)
+        return self.cdr_of(conv.ball_from_values(values, stamp_from_seconds(t), frame))
 
     def recode(self, msgtype: str, data: bytes) -> bytes:
         """rclpy's CDR bytes of a ``msgtype`` message decoded and encoded again (zero padding, true length)."""
@@ -615,6 +632,8 @@ class Recorder:
                     clean = self.msgs.string(payload.decode())
                 elif msgtype == cycle_record.TWIST:
                     msgtype, clean = 'nav_msgs/msg/Odometry', self.msgs.twist(*cycle_record.odometry_fields(payload))
+                elif msgtype in _BELIEFS:
+                    msgtype, clean = self.msgs.belief(msgtype, payload)
                 else:
                     clean = self.msgs.recode(msgtype, payload)
             except Exception as exc:  # noqa: BLE001

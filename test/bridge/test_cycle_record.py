@@ -40,3 +40,20 @@ def test_a_truncated_record_is_refused() -> None:
     assert unpack(data)[1] == ('odom', TWIST, b'x' * 32)
     with pytest.raises(ValueError, match='truncated'):
         unpack(data[:-1])
+
+
+def test_what_comes_after_a_cycle_ended_waits_for_the_next_take() -> None:
+    """A late reply's ``raw/action`` (the link thread's) added after ``end_cycle`` and before ``take`` goes in the
+    next record, after its cycle's ``raw/percept``; entries of our own types pack as they came."""
+    rec = CycleRecord(batch_cycles=1)
+    rec.add_text('raw/percept', 'percept 0')
+    rec.add_bytes('pose', 'robocup3d/pose', b'\x01\x02')
+    assert rec.end_cycle()
+    rec.add_text('raw/action', 'late')
+    assert unpack(rec.take()) == [('raw/percept', TEXT, b'percept 0'), ('pose', 'robocup3d/pose', b'\x01\x02')]
+    rec.add_text('raw/percept', 'percept 1')
+    assert rec.end_cycle()
+    assert [p[2] for p in unpack(rec.take())] == [b'percept 1', b'late']
+    rec.add_text('raw/percept', 'percept 2')
+    rec.clear()
+    assert rec.cycles == 0 and unpack(rec.take()) == []

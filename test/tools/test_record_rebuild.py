@@ -10,6 +10,7 @@ of a percept topic that both bags hold for the same cycle decodes to the same fi
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from bag_support import read_bag, recorded_session
 REPO = Path(__file__).resolve().parents[2]
 TEAM = f'Reb{os.getpid() % 10000}'
 NS = f'/{TEAM}/p1'
+OTHER = f'Opp{os.getpid() % 10000}'  # not recorded: a robot for the player to see (its ``players``)
 
 
 def _fields(msg: object) -> object:
@@ -51,6 +53,7 @@ def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]
     bags = {'rebuilt': {'rebuild': True}, 'live': {'rebuild': False}, 'dds': {'sink': False}}
     with recorded_session(run, bags, [TEAM]) as session:
         session.add_team(TEAM, clock_player=1)  # players publish raw/percept (no --no-raw); p1 /clock
+        session.add_team(OTHER, extra_args=['--no-raw'])
         session.let_recorders_subscribe()  # both recorders find the player's topics
         # a beam goes out once a second before the kick-off: let one come after both recorders subscribed
         # (the kick-off at once left a bag without beam when its recorder matched the publisher a little later)
@@ -119,6 +122,32 @@ def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
         assert len(common) > 30, (rest, len(ours), len(theirs))
         for stamp in common:
             assert ours[stamp] == theirs[stamp], (rest, stamp)
+
+
+def test_the_beliefs_built_in_the_recorder_decode_to_what_the_world_model_published(
+    two_bags: tuple[Path, Path, str],
+) -> None:
+    """The player puts ``pose``, ``ball`` and ``players`` into its record as numbers
+    (:mod:`robocup3d_perception.belief_record`) and the recorder builds the messages: each one in the bag (through
+    the local sink, and over DDS) decodes to the values, stamp and frame of the message the world model published
+    on the topic for the same cycle (``players``: the same JSON text, by its time), with the opponent among them."""
+    rebuilt_bag, live_bag, _ = two_bags
+    live = _messages(live_bag)
+    published = {json.loads(m['data'])['time']: m['data'] for m in live[f'{NS}/players'][0, 0]}
+    for bag in (rebuilt_bag, rebuilt_bag.parent / 'dds'):
+        got = _messages(bag)
+        for rest in ('pose', 'ball'):
+            ours, theirs = got[f'{NS}/{rest}'], live[f'{NS}/{rest}']
+            assert all(m['header']['frame_id'] == 'field' for msgs in ours.values() for m in msgs), (bag.name, rest)
+            common = set(ours) & set(theirs)  # the live bag's subscription is best effort
+            assert len(common) > 20, (bag.name, rest, len(ours), len(common))
+            assert all(ours[s] == theirs[s] for s in common), (bag.name, rest)
+        texts = [m['data'] for m in got[f'{NS}/players'][0, 0]]
+        common = [t for t in texts if json.loads(t)['time'] in published]
+        assert len(common) > 10, (bag.name, len(texts), len(common))
+        assert all(published[json.loads(t)['time']] == t for t in common), bag.name
+        seen = [p for t in common for p in json.loads(t)['players']]
+        assert seen, (bag.name, texts[:3])  # the numbers of a tracked robot, not only empty lists
 
 
 def test_the_record_over_dds_brings_what_the_local_sink_does(two_bags: tuple[Path, Path, str]) -> None:
