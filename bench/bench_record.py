@@ -221,6 +221,9 @@ def main() -> None:
         for name in kinds:
             each = ' '.join(f'{sum(r["players"]) / len(r["players"]) * 1000 / 50:.2f}' for r in runs[name])
             print(f'{name:<11}every run, ms/cycle: {each}')
+        for name in kinds:  # which player pays what (the clock player is p1)
+            each = '  '.join('/'.join(f'{c * 1000:.0f}' for c in r['players']) for r in runs[name])
+            print(f'{name:<11}every run, ms/s per player (p1/p2...): {each}')
 
 
 def _median_run(runs: list[dict]) -> dict:
