@@ -21,7 +21,8 @@ Motion and strategy in the same process take each update straight from it as a
 :class:`~robocup3d_perception.team_view.TeamView` (:meth:`WorldModelNode.attach_listener`); the
 topics are then built only while someone else subscribes to them (rviz, a test), and ``pose``, ``ball``
 and ``players`` also while the bridge of this process has a recorder, on the cycles it takes them
-(:mod:`robocup3d_bridge.cycle_record`): they then go to it in the bridge's ``record/cycle``.
+(:mod:`robocup3d_bridge.cycle_record`): they then go to it in the bridge's ``record/cycle``, as the numbers the
+messages are made of (:mod:`robocup3d_perception.belief_record`; the recorder builds the messages).
 
 What the node feeds the core between and in its cycles (joints, walk odometry, game state, heard
 reports) is :class:`~robocup3d_perception.feed.WorldModelFeed`, pure Python: ``robocup3d replay BAG
