@@ -7,13 +7,13 @@ team and FC Portugal's assign them:
 
 * player 1 is the **goalie**: on the goal line between the ball and the goal centre; it comes out
   to clear a ball that is, or will stop (the world model's ``ball/stop``), in our penalty box;
-* the **striker** (on the ball) is the field player nearest the ball
-  (:func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
+* the **striker** (on the ball) is the field player nearest the ball, or nearest where a rolling ball will stop
+  (:func:`play_point`; :func:`robocup3d_strategy.roles.on_ball_player`; teammates' positions older than
   :data:`MATE_AGE` or fallen do not count): it shoots, passes, clears or dribbles
   (:mod:`robocup3d_strategy.on_ball`), takes our set plays without a direct shot, and keeps
   the field's ``set_play_distance`` from the ball in the opponents' set plays (so does everyone);
 * the others take the role places of ``config/roles.yaml`` (supporter, defenders, wings,
-  forwards, ball-relative per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
+  forwards, relative to that point, per phase) as SCRAM assigns them (:func:`robocup3d_strategy.roles.scram`),
   kept clear of the ball and out of our goalie's area (the rules limit the players in it);
   without a roles file, their formation place moved with the ball.
 
@@ -69,6 +69,10 @@ RETOUCH_BAN = 60.0  # s at most a set play's taker is kept off the ball (20 s wa
 TAKER_NEAR = 1.0  # m: the on-ball player further than this from the set play's spot as play went on did not take it
 TAKER_CLEAR = 1.0  # m: nearer the ball than this, the set play's taker stands still rather than walk off
 ROLLING = 0.3  # m: a ball that will stop this much nearer our goal line rolls towards it
+# m: a ball that will stop further than this from where it is rolls there, and the player nearest that point goes on
+# the ball while the others take their places about it: after an advance kick the ball rolled 7-8 s and stopped 12-16 m
+# from the nearest teammate, who set out only then (7 v 7 against the formation team, session 41)
+ROLL_AHEAD = 1.0
 SET_PLAY_TIME = 14.5  # s: a set play that lasted this long may have ended untouched (RCSSServerMJ gives 15 s)
 # The goalie guards standing anywhere this deep in front of its line (m), keeping its depth: a walk that cannot step
 # back turns round to walk to a place behind it (a T1 sent 1.1 m back to its line turned round and round for 40 s;
@@ -208,6 +212,16 @@ def others(s: Situation) -> tuple[tuple[float, float], ...]:
     return tuple((round(x, 2), round(y, 2)) for x, y in [*mates, *s.opponents][:MAX_AVOID])
 
 
+def play_point(s: Situation) -> tuple[float, float]:
+    """Where the play is: the ball, or where it will stop when that is more than :data:`ROLL_AHEAD` m on (FC Portugal's
+    active player chases the point where the ball will have slowed down)."""
+    assert s.ball is not None
+    stop = s.ball_stop
+    if stop is not None and math.hypot(stop[0] - s.ball[0], stop[1] - s.ball[1]) > ROLL_AHEAD:
+        return stop
+    return s.ball
+
+
 def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
     """This player's role (``goalie``, ``striker``, ``supporter``) and who is on the ball.
 
@@ -219,12 +233,13 @@ def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
         return 'supporter', on_ball
     players = field_players(s)
     candidates = {u: p for u, p in players.items() if u != s.banned} or players
-    on_ball = on_ball_player(candidates, s.ball, on_ball)
+    ball = play_point(s)
+    on_ball = on_ball_player(candidates, ball, on_ball)
     if on_ball == s.unum:
         return 'striker', on_ball
     if s.roles is not None:
         slots = getattr(s.roles, s.phase if s.phase in ('ours', 'theirs') else 'play_on')
-        places = slot_places(slots, s.ball, (s.field.length / 2.0, s.field.width / 2.0))
+        places = slot_places(slots, ball, (s.field.length / 2.0, s.field.width / 2.0))
         rest = {u: p for u, p in players.items() if u != on_ball}
         mine = scram(rest, [p for _, p in places]).get(s.unum)
         s.place = places[mine][1] if mine is not None else None

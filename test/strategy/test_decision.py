@@ -461,3 +461,27 @@ def test_a_kick_under_way_is_kept_while_the_ball_lies_still_though_a_dribble_wou
     req = d.decide(situation(pose=(-0.5, 0.0, 0.0), mates=[mate], kicks=(short,)), 0.0)
     rolled = situation(pose=(-0.4, 0.0, 0.0), ball=(0.5, 0.0), mates=[mate], kicks=(short,), opponents=marked)
     assert isinstance(d.decide(rolled, 0.5, {'id': req.id, 'phase': 'approaching'}), Dribble)
+
+
+def test_a_rolling_ball_is_played_where_it_will_stop() -> None:
+    """After an advance kick the ball rolled 7-8 s and stopped 12-16 m from the nearest teammate, who set out only
+    then: the player nearest where it will stop goes on it, and the others take their places about that point."""
+    roles = load_roles()['mujoco']
+    team = {7: (2.0, -1.0), 3: (12.0, 2.0), 4: (-10.0, 3.0)}  # the kicker, a forward, a defender
+    ball, stop = (4.0, -0.8), (18.0, 0.5)
+
+    def pick(unum: int, ball_stop: tuple[float, float] | None) -> tuple[str, int | None, object]:
+        x, y = team[unum]
+        mates = tuple(Mate(u, *p) for u, p in team.items() if u != unum)
+        s = Situation(unum, 'play_on', (x, y, 0.0), ball, (x, y, 0.0), FIELD, mates, (T1_LONG,), roles=roles)
+        s.ball_stop = ball_stop
+        role, on_ball = assign(s, None)
+        return role, on_ball, s.place
+
+    assert {pick(u, None)[1] for u in team} == {7}  # as it lies: the kicker is nearest
+    assert {pick(u, stop)[1] for u in team} == {3}  # where it will stop: the forward goes
+    assert pick(3, stop)[0] == 'striker'
+    place = pick(7, stop)[2]
+    assert place is not None and place[0] > 10.0  # the kicker's place follows the ball up the field
+    # a ball that will stop within a metre of where it lies is played where it lies (the estimate's jitter)
+    assert {pick(u, (ball[0] + 0.8, ball[1]))[1] for u in team} == {7}
