@@ -45,6 +45,15 @@ def _messages(bag: Path) -> dict[str, dict[tuple[int, int], list[object]]]:
     return out
 
 
+def _every_cycle_from_the_record_on(got: set, cycles: set) -> None:
+    """``got`` (a topic's stamps) has every cycle of ``cycles`` from its first on, and none other. Before a recorder
+    finds a player's record it subscribes to its topics one by one, and its ``raw/percept`` subscription may match
+    a cycle or two before its ``odom`` one (the rebuilt ``joint_states`` of those cycles then have no ``odom``)."""
+    assert got and got <= cycles
+    before = {c for c in cycles - got if c < min(got)}
+    assert cycles - got == before and len(before) <= 10, sorted(cycles - got)[:12]
+
+
 @pytest.fixture(scope='module')
 def two_bags(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """The same 6 s of one T1, recorded by a default recorder and by one with ``--no-rebuild``; a third one,
@@ -109,7 +118,8 @@ def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
     assert len(rebuilt[f'{NS}/raw/percept'][0, 0]) == len(cycles)
     assert abs(len(rebuilt[f'{NS}/raw/action'][0, 0]) - len(cycles)) <= 2  # a late reply goes in the next record
     odom = rebuilt[f'{NS}/odom']  # the walk's, every cycle (the rerun's input), none twice
-    assert set(odom) == cycles and all(len(msgs) == 1 for msgs in odom.values())
+    _every_cycle_from_the_record_on(set(odom), cycles)
+    assert all(len(msgs) == 1 for msgs in odom.values())
     tenths = {(s, ns) for s, ns in cycles if round((s + ns * 1e-9) * 50) % 5 == 0}
     assert len(tenths) > 40
     pose = rebuilt[f'{NS}/pose']
@@ -160,7 +170,7 @@ def test_the_record_over_dds_brings_what_the_local_sink_does(two_bags: tuple[Pat
     sink, dds, live = _messages(rebuilt_bag), _messages(rebuilt_bag.parent / 'dds'), _messages(live_bag)
     cycles = set(dds[f'{NS}/joint_states'])
     assert len(cycles) > 200 and len(dds[f'{NS}/raw/percept'][0, 0]) == len(cycles)
-    assert set(dds[f'{NS}/odom']) == cycles
+    _every_cycle_from_the_record_on(set(dds[f'{NS}/odom']), cycles)
     common = sorted(set(sink[f'{NS}/pose']) & set(dds[f'{NS}/pose']))
     assert len(common) > 30 and all(sink[f'{NS}/pose'][s] == dds[f'{NS}/pose'][s] for s in common)
     for rest in ('motion_request', 'say'):  # strategy's, in the record; the live bag subscribed to the topic
