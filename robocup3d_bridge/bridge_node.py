@@ -251,7 +251,7 @@ class BridgeNode(Node):
             raise InjectedLinkFault(f'fail_link_after_cycles={self._fail_after}')
         record = self.record
         dds = self.pub_record is not None and self.audience.listened(self.pub_record)
-        record.active = dds or bool(self._sinks)
+        record.set_takers((self.pub_record.get_subscription_count() if dds else 0) + len(self._sinks))
         if self._motion_step is not None:
             try:
                 cmd = self._motion_step(p)

@@ -123,7 +123,9 @@ class CycleRecord:
     def __init__(self, batch_cycles: int = 5, belief_period_cycles: int = 5) -> None:
         self.batch_cycles = max(1, batch_cycles)
         self.belief_period = max(1, belief_period_cycles)
-        self.active = False  # set by the bridge at each cycle's start
+        self.active = False  # set by the bridge at each cycle's start (:meth:`set_takers`)
+        self.takers = 0  # recorders taking the record (local sinks and DDS readers)
+        self.joins = 0  # how often the takers grew: a node puts its latched entries in again when this changes
         self._buf = bytearray()  # the ended cycles' entries, then this cycle's, packed
         self._start = 0  # where this cycle's entries begin in _buf
         self.cycles = 0  # cycles ended since the last take()
@@ -133,6 +135,16 @@ class CycleRecord:
         from rclpy.serialization import serialize_message  # noqa: PLC0415 - unpack() (the recorder's) needs no rclpy
 
         self._serialize = serialize_message
+
+    def set_takers(self, n: int) -> None:
+        """The bridge's count of recorders taking the record this cycle; :attr:`active` while there is one.
+
+        A recorder that comes while another takes the record counts as a join too: it needs the latched entries
+        (``joint_gains``, ``motion_state``) that the first one had when it came.
+        """
+        if n > self.takers:
+            self.joins += 1
+        self.takers, self.active = n, n > 0
 
     def add(self, topic: str, msg: Any) -> None:
         """Serialize ``msg`` (an rclpy message) for ``topic`` (in the player's namespace) into this cycle's record."""

@@ -99,8 +99,8 @@ class MotionNode(Node):
         self.settings = self.core.settings
         self.controller = self.core.controller
         self._gains: tuple | None = None
-        self._gains_out = (False, False)  # whether someone listened to joint_gains, and the record took it, last time
-        self._state_recorded = False  # whether the record took motion_state last time
+        self._gains_out = (False, 0)  # whether someone listened to joint_gains, and the record's joins, last time
+        self._state_recorded = 0  # the record's joins when it took motion_state last (0: it was not active)
         self._last_state: tuple = ()
         self._cycle = 0
         self.audience = Audience(self)  # who listens, without asking the graph each cycle
@@ -144,8 +144,8 @@ class MotionNode(Node):
             return
         kp, kd = gains or self.core.gains()
         key = (tuple(kp.values()), tuple(kd.values()))
-        out = (not self.local or self.audience.listened(self.pub_gains), self.record.active)
-        fresh = out != self._gains_out and any(out)  # a new listener or record: it gets the gains now
+        out = (not self.local or self.audience.listened(self.pub_gains), self.record.joins if self.record.active else 0)
+        fresh = out != self._gains_out and any(out)  # a new listener or recorder: it gets the gains now
         self._gains_out = out
         if key == self._gains and not fresh:
             return
@@ -175,9 +175,9 @@ class MotionNode(Node):
         c = self.core
         key = (c.skill, c.is_getup, c.state.fallen, c.state.direction, c.imu_ok, c.getups, c.error)
         heard = not self._state_listeners or self.audience.listened(self.pub_state)
-        recorded = self.record.active
-        if (heard and not self._state_heard) or (recorded and not self._state_recorded):
-            force = True  # a new subscriber or record: it gets the state now
+        recorded = self.record.joins if self.record.active else 0
+        if (heard and not self._state_heard) or (recorded and recorded != self._state_recorded):
+            force = True  # a new subscriber or recorder: it gets the state now
         self._state_heard, self._state_recorded = heard, recorded
         if not (force or key != self._last_state or self._cycle % 25 == 0):  # on change, and twice a second
             return

@@ -129,6 +129,11 @@ COSTLY = ('vision/objects', 'world_model/markers', 'ground_truth/*', 'joint_comm
 RELIABLE_TOPICS = ('raw/percept', 'odom', 'beam')  # every message counts; a beam is a rare one
 SINK_WAIT = 3.0  # s a player has to connect to the local sink before its record/cycle is taken over DDS
 SINK_RETURN = 15.0  # s a player that was connected has to come back (restarted by its team runner)
+#: s a player whose percept topics are rebuilt has to offer its record/cycle before the recorder subscribes to
+#: the topics that would come in it one by one (a player without a record: a bridge alone). Its bridge creates both
+#: publishers together, but the graph may show them a discovery pass apart, and subscriptions made one by one in
+#: between start each at its own cycle, so the bag's first cycles would lack some of them
+BUNDLE_WAIT = 3.0
 
 
 def start_recorder(
@@ -361,6 +366,8 @@ class Recorder:
         self._rebuilds: dict[str, PerceptRebuild] = {}
         # players whose cycle_record.BUNDLED topics come in their record/cycle (namespaces)
         self._bundles: set[str] = set()
+        self._rebuilt_since: dict[str, float] = {}  # when each rebuild began (BUNDLE_WAIT counts from it)
+        self._unbundled: set[str] = set()  # rebuilt players that offered no record/cycle in BUNDLE_WAIT
         # the local sink (record_sink) their records come through, the namespaces it was offered to (and when)
         self.sink = None
         self._sink_offered: set[str] = set()
@@ -478,6 +485,8 @@ class Recorder:
             if rebuild is not None:
                 if _is_percept_topic(rest):
                     continue  # built here from raw/percept
+                if rest in cycle_record.BUNDLED and self._awaits_record(rebuild.namespace):
+                    continue  # asked again at the next discovery
                 if rest != 'raw/percept' and not self._wanted(topic):
                     continue
             elif not self._wanted(topic):
@@ -512,6 +521,23 @@ class Recorder:
             self._subs[topic] = self.node.create_subscription(
                 cls, topic, lambda data, t=topic, m=msgtype: self._on_message(t, m, data), qos, raw=True
             )
+
+    def _awaits_record(self, namespace: str) -> bool:
+        """Whether a rebuilt player's :data:`~robocup3d_bridge.cycle_record.BUNDLED` topics wait for its
+        ``record/cycle`` (:data:`BUNDLE_WAIT`), so that its bag starts with the record's first cycle, whole."""
+        if not self.args.rebuild or self.writer is None or self.args.per_topic:
+            return False
+        waited = time.monotonic() - self._rebuilt_since.get(namespace, -math.inf)
+        if waited < BUNDLE_WAIT:
+            return True
+        if namespace not in self._unbundled:
+            self._unbundled.add(namespace)
+            print(
+                f'record: {namespace}: no {cycle_record.TOPIC} offered; its topics subscribed one by one',
+                file=sys.stderr,
+                flush=True,
+            )
+        return False
 
     def _find_bundles(self, topics: list[str]) -> None:
         """Take the ``record/cycle`` of every player whose percept topics are rebuilt and that offers one.
@@ -653,6 +679,7 @@ class Recorder:
             if namespace in self._rebuilds or not any(namespace.startswith(f'/{t}/') for t in self.teams):
                 continue
             self._rebuilds[namespace] = PerceptRebuild(namespace, self.args.robot)
+            self._rebuilt_since[namespace] = time.monotonic()
             print(f'record: {namespace}: percept topics rebuilt from raw/percept', file=sys.stderr, flush=True)
             for old in [t for t in self._subs if t.startswith(f'{namespace}/')]:
                 if _is_percept_topic(old[len(namespace) + 1 :]):

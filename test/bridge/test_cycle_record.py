@@ -57,3 +57,24 @@ def test_what_comes_after_a_cycle_ended_waits_for_the_next_take() -> None:
     rec.add_text('raw/percept', 'percept 2')
     rec.clear()
     assert rec.cycles == 0 and unpack(rec.take()) == []
+
+
+def test_a_recorder_that_comes_while_another_takes_the_record_counts_as_a_join() -> None:
+    """Nodes put their latched entries (``joint_gains``, ``motion_state``) in again on a join, so that the second of
+    two recorders has them too; a recorder leaving is no join, one coming back is."""
+    record = CycleRecord()
+    joins = []
+    for takers in (0, 1, 1, 2, 2, 1, 2, 0, 1):
+        record.set_takers(takers)
+        joins.append((record.active, record.joins))
+    assert joins == [
+        (False, 0),
+        (True, 1),
+        (True, 1),
+        (True, 2),
+        (True, 2),
+        (True, 2),
+        (True, 3),
+        (False, 3),
+        (True, 4),
+    ]

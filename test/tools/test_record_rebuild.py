@@ -45,13 +45,11 @@ def _messages(bag: Path) -> dict[str, dict[tuple[int, int], list[object]]]:
     return out
 
 
-def _every_cycle_from_the_record_on(got: set, cycles: set) -> None:
-    """``got`` (a topic's stamps) has every cycle of ``cycles`` from its first on, and none other. Before a recorder
-    finds a player's record it subscribes to its topics one by one, and its ``raw/percept`` subscription may match
-    a cycle or two before its ``odom`` one (the rebuilt ``joint_states`` of those cycles then have no ``odom``)."""
-    assert got and got <= cycles
-    before = {c for c in cycles - got if c < min(got)}
-    assert cycles - got == before and len(before) <= 10, sorted(cycles - got)[:12]
+def _every_cycle(got: set, cycles: set) -> None:
+    """``got`` (a topic's stamps) has every cycle of ``cycles`` and none other: the recorder waits for a player's
+    record before it takes any of the topics that come in it (``recorder.BUNDLE_WAIT``), so the bag starts with
+    the record's first cycle, whole (subscribed one by one, ``raw/percept`` could match a cycle before ``odom``)."""
+    assert got == cycles, (sorted(cycles - got)[:12], sorted(got - cycles)[:12])
 
 
 @pytest.fixture(scope='module')
@@ -118,7 +116,7 @@ def test_the_cycle_record_brings_the_documented_rates_as_the_topics_have_them(
     assert len(rebuilt[f'{NS}/raw/percept'][0, 0]) == len(cycles)
     assert abs(len(rebuilt[f'{NS}/raw/action'][0, 0]) - len(cycles)) <= 2  # a late reply goes in the next record
     odom = rebuilt[f'{NS}/odom']  # the walk's, every cycle (the rerun's input), none twice
-    _every_cycle_from_the_record_on(set(odom), cycles)
+    _every_cycle(set(odom), cycles)
     assert all(len(msgs) == 1 for msgs in odom.values())
     tenths = {(s, ns) for s, ns in cycles if round((s + ns * 1e-9) * 50) % 5 == 0}
     assert len(tenths) > 40
@@ -162,15 +160,18 @@ def test_the_beliefs_built_in_the_recorder_decode_to_what_the_world_model_publis
 
 def test_the_record_over_dds_brings_what_the_local_sink_does(two_bags: tuple[Path, Path, str]) -> None:
     """``--no-sink`` (or a recorder the player cannot reach locally) takes the same record over DDS: every cycle's
-    ``raw/percept`` and ``odom``, the 10 Hz beliefs, and strategy's ``motion_request`` and ``say``, as the sink's
-    bag has them."""
+    ``raw/percept``, ``raw/action`` and ``odom``, the 10 Hz beliefs, strategy's ``motion_request`` and ``say``, and
+    motion's latched ``joint_gains`` and ``motion_state``, whichever of the two recorders came first."""
     rebuilt_bag, live_bag, _ = two_bags
     dds_log = (rebuilt_bag.parent / 'dds.log').read_text(errors='replace')
     assert 'through the local sink' not in dds_log
     sink, dds, live = _messages(rebuilt_bag), _messages(rebuilt_bag.parent / 'dds'), _messages(live_bag)
     cycles = set(dds[f'{NS}/joint_states'])
     assert len(cycles) > 200 and len(dds[f'{NS}/raw/percept'][0, 0]) == len(cycles)
-    _every_cycle_from_the_record_on(set(dds[f'{NS}/odom']), cycles)
+    _every_cycle(set(dds[f'{NS}/odom']), cycles)
+    assert abs(len(dds[f'{NS}/raw/action'][0, 0]) - len(cycles)) <= 2
+    for rest in ('joint_gains', 'motion_state'):  # put into the record once per recorder that came, not once
+        assert sink.get(f'{NS}/{rest}') and dds.get(f'{NS}/{rest}'), rest
     common = sorted(set(sink[f'{NS}/pose']) & set(dds[f'{NS}/pose']))
     assert len(common) > 30 and all(sink[f'{NS}/pose'][s] == dds[f'{NS}/pose'][s] for s in common)
     for rest in ('motion_request', 'say'):  # strategy's, in the record; the live bag subscribed to the topic
