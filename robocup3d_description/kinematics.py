@@ -204,14 +204,33 @@ def _local(tree: _Tree, i: int, joints: Mapping[str, float]) -> np.ndarray:
     return t
 
 
+def _locals(tree: _Tree, joints: Mapping[str, float]) -> np.ndarray:
+    """Every link's :func:`_local` at once (n, 4, 4): :func:`rotation_matrix`'s terms over arrays, one stacked product.
+
+    A fixed link (no joint) gets angle 0, whose rotation is exactly the identity, so its ``rot0`` is kept as it is.
+    """
+    angles = np.array([float(joints.get(j, 0.0)) if j else 0.0 for j in tree.joint])
+    x, y, z = tree.axis[:, 0], tree.axis[:, 1], tree.axis[:, 2]
+    c, s = np.cos(angles), np.sin(angles)
+    t = 1.0 - c
+    r = np.empty((len(angles), 3, 3))
+    r[:, 0, 0], r[:, 0, 1], r[:, 0, 2] = t * x * x + c, t * x * y - s * z, t * x * z + s * y
+    r[:, 1, 0], r[:, 1, 1], r[:, 1, 2] = t * x * y + s * z, t * y * y + c, t * y * z - s * x
+    r[:, 2, 0], r[:, 2, 1], r[:, 2, 2] = t * x * z - s * y, t * y * z + s * x, t * z * z + c
+    out = np.zeros((len(angles), 4, 4))
+    out[:, :3, :3] = tree.rot0 @ r
+    out[:, :3, 3] = tree.origin
+    out[:, 3, 3] = 1.0
+    return out
+
+
 def forward_kinematics(body: Body, joints: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
     """Pose (4x4, torso frame) of every link, including ``camera``, for the given angles (rad)."""
-    joints = joints or {}
     tree = _tree(body)
+    local = _locals(tree, joints or {})
     poses: list[np.ndarray] = []
     for i, p in enumerate(tree.parent):
-        local = _local(tree, i, joints)
-        poses.append(local if p < 0 else poses[p] @ local)
+        poses.append(local[i] if p < 0 else poses[p] @ local[i])
     return dict(zip(tree.names, poses, strict=True))
 
 

@@ -388,3 +388,22 @@ def test_urdf_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert '<robot name="nao4">' in out and 'name="llj7"' in out
     with pytest.raises(SystemExit):
         urdf_main(['R2D2'])
+
+
+@pytest.mark.parametrize('name', ['T1', 'K1', 'nao0', 'nao4'])
+def test_fk_of_all_links_at_once_equals_the_chain_of_link_transforms(name: str) -> None:
+    """``forward_kinematics`` builds every link's transform in one stacked computation (the recorder's link TF runs
+    it for every player at 10 Hz): the same poses, to the last bit, as chaining :func:`_local` link by link."""
+    body = nao_body(int(name[3:])) if name.startswith('nao') else mujoco_body(name)
+    tree = kin._tree(body)
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        q = {j: float(rng.uniform(-2.0, 2.0)) for j in tree.joint if j}
+        chained: list[np.ndarray] = []
+        for i, p in enumerate(tree.parent):
+            local = kin._local(tree, i, q)
+            chained.append(local if p < 0 else chained[p] @ local)
+        ours = kin.forward_kinematics(body, q)
+        assert list(ours) == list(tree.names)
+        for link, want in zip(tree.names, chained, strict=True):
+            assert np.array_equal(ours[link], want), link
