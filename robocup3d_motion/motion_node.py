@@ -16,6 +16,8 @@ topic (RCSSServerMJ). What it commands, in order of priority:
    robot frame) is fresh or a ``walk_target`` (geometry_msgs/PoseStamped relative to the
    robot, ``base_footprint``) is not reached; it stops safely (finishing its step, feet
    side by side) when commands stop for ``cmd_timeout`` seconds, and resumes after a get-up;
+   a ``beam`` (geometry_msgs/Pose2D, the strategy's to the bridge) stops everything at once: the
+   robot lands at its place, standing, and the landing's jolt starts no get-up;
 4. the **stand**: the hold pose of ``config/robots.yaml`` (or ``joint_targets``), with
    IMU-feedback balance (:mod:`robocup3d_motion.balance`) where the robot has it.
 
@@ -40,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from geometry_msgs.msg import PoseStamped, PoseWithCovarianceStamped, Twist
+from geometry_msgs.msg import Pose2D, PoseStamped, PoseWithCovarianceStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
@@ -122,6 +124,7 @@ class MotionNode(Node):
         self.create_subscription(String, 'motion_request', self._on_request, 10)
         self.create_subscription(Twist, 'cmd_vel', self._on_cmd_vel, 1)
         self.create_subscription(PoseStamped, 'walk_target', self._on_walk_target, 1)
+        self.create_subscription(Pose2D, 'beam', self._on_beam, 1)  # the bridge sends it: the robot lands there
         # the world model's estimates (field frame), for tasks
         self._world_subs = [
             self.create_subscription(PoseWithCovarianceStamped, 'pose', self._on_pose, 1),
@@ -267,6 +270,13 @@ class MotionNode(Node):
             err = self.core.set_velocity(msg.linear.x, msg.linear.y, msg.angular.z)
         if err:
             self.get_logger().error(err, throttle_duration_sec=2.0)
+
+    def _on_beam(self, _msg: Pose2D) -> None:
+        """A beam goes to the server with the next reply: whatever runs stops and the robot stands
+        (:meth:`MotionCore.on_beam`)."""
+        with self._lock:
+            self.core.on_beam()
+        self._publish_state(force=True)
 
     def _on_walk_target(self, msg: PoseStamped) -> None:
         """A pose to walk to, relative to the robot (frame ``base_footprint``); yaw from the quaternion."""

@@ -107,6 +107,7 @@ class SimSession:
         player_args: tuple[str, ...] = (),
         play: bool = False,
         truth: str = 'player',
+        kick_off: bool = True,
     ) -> None:
         if server not in SERVERS:
             raise ValueError(f'server must be one of {SERVERS}, got {server!r}')
@@ -122,6 +123,9 @@ class SimSession:
         self.walk_config = str(walk_config) if walk_config else ''
         self.player_args = tuple(player_args)  # more player options, e.g. ``('--world-model',)``
         self.play = play  # the player's strategy plays (else this process drives the robot)
+        self.kick_off = (
+            kick_off  # RCSSServerMJ: leave BeforeKickOff at the start (else its strategy beams it each second)
+        )
         # RCSSServerMJ's torso pose: from the player's ``ground_truth/pose`` (one a cycle: exact, but the
         # player builds and sends a message a cycle for it), or from the monitor stream (every other
         # cycle; the player sends nothing for it, as in a match: the per-cycle CPU benches use it)
@@ -213,7 +217,8 @@ class SimSession:
             self.spin_until(lambda: self.pose is not None, 60.0, f'no torso pose from the {self.truth}')
             if self.play:  # the strategy beams in BeforeKickOff: its pose estimate settles within a second (a match
                 self.wait_cycles(100)  # waits too, robocup3d_tools.match.SETTLE_S), then our kick-off
-            self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
+            if self.kick_off:
+                self.trainer.send('(kickOff Left)')  # leave BeforeKickOff (the strategy beams there)
         self.wait_cycles(25)
         return self
 
