@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 from robocup3d_bridge.percept import Dialect, Percept, Side
@@ -46,6 +47,8 @@ MAX_TORQUE = 1000.0  # N m, feed-forward torque where the robot file gives no li
 MAX_BEAM = 50.0  # m, beyond any field of either server
 WIRE_MAX = 1e6  # no number we send is larger (degrees, deg/s, gains, N m, m)
 _MAX_ANGLE = 4 * math.pi  # rad, a bound on any joint limit (the robot files' are within pi)
+_PACK4 = struct.Struct('4d').pack
+_TAILS_KEPT = 256  # MujocoProtocol's texts after the position: all cleared when this many are kept
 _WIRE_NUMBER = re.compile(r'[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf', re.IGNORECASE)
 
 
@@ -69,7 +72,16 @@ class JointCommand:
     kd: dict[str, float] = field(default_factory=dict)
 
     def names(self) -> list[str]:
-        """Every joint this command mentions."""
+        """Every joint this command mentions (in the order they first appear in position, velocity, effort, kp,
+        kd)."""
+        pos = self.position.keys()
+        if (
+            self.velocity.keys() <= pos
+            and self.effort.keys() <= pos
+            and self.kp.keys() <= pos
+            and self.kd.keys() <= pos
+        ):
+            return list(pos)  # the usual case (every joint has a position), checked in C: the same list
         seen = dict.fromkeys(self.position)
         seen.update(dict.fromkeys(self.velocity))
         seen.update(dict.fromkeys(self.effort))
@@ -301,14 +313,27 @@ class MujocoProtocol(ServerProtocol):
 
     dialect = Dialect.MUJOCO
 
+    def __init__(self, robot: RobotSpec, team: str, unum: int) -> None:
+        super().__init__(robot, team, unum)
+        #: a joint's text after its position, by the bytes of (velocity, kp, kd, torque): a cycle's joints share a
+        #: few sets of these (a standing or walking robot sends velocity 0, torque 0 and a few gains)
+        self._tails: dict[bytes, str] = {}
+
     def hello(self) -> list[str]:
         return [f'(init {self.robot.model} {self.team} {self.unum})']
 
     def _encode_joints(self, cmd: JointCommand, warnings: list[str]) -> str:
+        # One cycle's 22-23 joints: the names' limits looked up once each, the values read and tested without
+        # calls beyond float(), the usual case (finite, gains in range, nothing to clamp) in one test
         out = []
+        append = out.append
         pos, vel, eff, kp, kd = cmd.position, cmd.velocity, cmd.effort, cmd.kp, cmd.kd
+        limits, tails, pack = self._limits, self._tails, _PACK4
         for name in cmd.names():
-            effector, lo, hi, vmax, tmax = self._limit(name)
+            lim = limits.get(name)
+            if lim is None:
+                self._limit(name)  # raises ActionError
+            effector, lo, hi, vmax, tmax = lim
             try:
                 q, dq, p, d, tau = (
                     float(pos.get(name, 0.0)),
@@ -319,20 +344,52 @@ class MujocoProtocol(ServerProtocol):
                 )
             except (TypeError, ValueError):
                 raise ActionError(f'{name}: joint command values must be numbers') from None
-            if not math.isfinite(q + dq + p + d + tau):  # one test for the common case
-                raise ActionError(f'{name}: a value is not finite: q={q} dq={dq} kp={p} kd={d} tau={tau}')
-            if not (0.0 <= p <= MAX_GAIN and 0.0 <= d <= MAX_GAIN):
-                if p < 0 or d < 0:
-                    raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
-                p, d = (_clamp(g, 0.0, MAX_GAIN, f'{name} {k}', warnings) for g, k in ((p, 'kp'), (d, 'kd')))
-            if not -vmax <= dq <= vmax:
-                dq = _clamp(dq, -vmax, vmax, f'{name} velocity', warnings)
-            if not lo <= q <= hi:
-                q = _clamp(q, lo, hi, f'{name} position', warnings)
-            if not -tmax <= tau <= tmax:
-                tau = _clamp(tau, -tmax, tmax, f'{name} torque', warnings)
-            out.append('(%s %.6g %.6g %.6g %.6g %.6g)' % (effector, q * _R2D, dq * _R2D, p, d, tau))  # noqa: UP031
+            if not (
+                0.0 <= p <= MAX_GAIN
+                and 0.0 <= d <= MAX_GAIN
+                and -vmax <= dq <= vmax
+                and lo <= q <= hi
+                and -tmax <= tau <= tmax
+            ):  # also true for a NaN; an infinite value is out of every range
+                q, dq, p, d, tau = self._checked(name, q, dq, p, d, tau, lim, warnings)
+            # the text after the position: '%.6g' of the same four floats is the same text, so it is made once for
+            # each set of their exact values (the bytes tell -0.0 from 0.0, which compare equal but print apart)
+            key = pack(dq, p, d, tau)
+            tail = tails.get(key)
+            if tail is None:
+                if len(tails) >= _TAILS_KEPT:
+                    tails.clear()
+                tail = tails[key] = ' %.6g %.6g %.6g %.6g)' % (dq * _R2D, p, d, tau)  # noqa: UP031
+            append('(%s %.6g' % (effector, q * _R2D) + tail)  # noqa: UP031
         return ''.join(out)
+
+    @staticmethod
+    def _checked(
+        name: str,
+        q: float,
+        dq: float,
+        p: float,
+        d: float,
+        tau: float,
+        lim: tuple[str, float, float, float, float],
+        warnings: list[str],
+    ) -> tuple[float, float, float, float, float]:
+        """One joint's values that the usual case's test did not pass: refused (not finite, a negative gain) or
+        clamped into range with a warning, in the order :meth:`_encode_joints` always checked them."""
+        _, lo, hi, vmax, tmax = lim
+        if not math.isfinite(q + dq + p + d + tau):
+            raise ActionError(f'{name}: a value is not finite: q={q} dq={dq} kp={p} kd={d} tau={tau}')
+        if not (0.0 <= p <= MAX_GAIN and 0.0 <= d <= MAX_GAIN):
+            if p < 0 or d < 0:
+                raise ActionError(f'{name}: gains must be >= 0, got kp={p} kd={d}')
+            p, d = (_clamp(g, 0.0, MAX_GAIN, f'{name} {k}', warnings) for g, k in ((p, 'kp'), (d, 'kd')))
+        if not -vmax <= dq <= vmax:
+            dq = _clamp(dq, -vmax, vmax, f'{name} velocity', warnings)
+        if not lo <= q <= hi:
+            q = _clamp(q, lo, hi, f'{name} position', warnings)
+        if not -tmax <= tau <= tmax:
+            tau = _clamp(tau, -tmax, tmax, f'{name} torque', warnings)
+        return q, dq, p, d, tau
 
     def _encode_beam(self, beam: tuple[float, float, float]) -> str:
         # The server puts a beam at (-|x|, y, th) for the left team and at (|x|, y, th + pi)
