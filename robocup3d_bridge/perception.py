@@ -288,13 +288,35 @@ KNOWN_PERCEPTORS = frozenset(_READERS)
 # Hinge joints are most of every message: one C-level regex pass takes them out
 # before the generic reader sees the rest. Anything unusual falls through to ``_hj``.
 _HJ_FAST = re.compile(r'\(HJ\s*\(n\s+([^\s()]+)\)\s*\(ax\s+([^\s()]+)\)\s*(?:\(vx\s+([^\s()]+)\)\s*)?\)')
+# RCSSServerMJ's own spelling, ``(HJ (n q_x)(ax a)(vx v))``: a regex without the optional parts splits a T1's message
+# in under half the time. Where it matches, ``_HJ_FAST`` matches the same text with the same groups, and ``_HJ_FAST``
+# matches only where ``(HJ`` starts: so when no ``(HJ`` is left outside its matches, both split alike.
+_HJ_MJ = re.compile(r'\(HJ \(n ([^\s()]+)\)\(ax ([^\s()]+)\)\(vx ([^\s()]+)\)\)')
+
+
+# The last message's joint names as on the wire and without their ``q_``: a robot's messages name the same joints
+# in the same order every cycle (one tuple, read and replaced whole: players in other threads share it)
+_last_names: tuple[list[str], list[str]] = ([], [])
 
 
 def _fast_joints(text: str, p: Percept) -> str:
-    pieces = _HJ_FAST.split(text)
+    global _last_names  # noqa: PLW0603
+    pieces = None
+    if ')(ax ' in text:  # RCSSServerMJ's spacing (rcssserver3d writes ``) (ax``)
+        pieces = _HJ_MJ.split(text)
+        rest = ''.join(pieces[0::4])
+        if '(HJ' in rest:  # an HJ in another form: the general regex, as ever
+            pieces = None
+    if pieces is None:
+        pieces = _HJ_FAST.split(text)
+        rest = None
     if len(pieces) == 1:
         return text
-    names = [n[2:] if n.startswith('q_') else n for n in pieces[1::4]]
+    wire = pieces[1::4]
+    last_wire, names = _last_names
+    if wire != last_wire:
+        names = [n[2:] if n.startswith('q_') else n for n in wire]
+        _last_names = (wire, names)
     axs, vxs = pieces[2::4], pieces[3::4]
     try:  # the common case in one go: every value a finite number
         angles = [float(a) * _D2R for a in axs]
@@ -319,7 +341,7 @@ def _fast_joints(text: str, p: Percept) -> str:
                 pos.pop(name, None)
                 p.errors.append(f'HJ {name}: {exc}')
     p.kinds.extend(['HJ'] * ((len(pieces) - 1) // 4))
-    return ''.join(pieces[0::4])
+    return ''.join(pieces[0::4]) if rest is None else rest
 
 
 def parse_percept(message: str | bytes, dialect: Dialect | str | None = None) -> Percept:
