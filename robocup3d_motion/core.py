@@ -69,6 +69,15 @@ LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then s
 BEAM_SETTLE = 1.0
 
 
+def _finite(*values: float) -> bool:
+    """``all(math.isfinite(v) for v in values)`` without a generator (a few calls a cycle: the IMU, the world model's
+    pose and ball)."""
+    for v in values:
+        if not math.isfinite(v):
+            return False
+    return True
+
+
 def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, object]:
     """YAML keyframe skills (``skill_params`` on RCSSServerMJ) that replace the shipped skill of their name."""
     out: dict[str, object] = {}
@@ -216,7 +225,7 @@ class MotionCore:
         forces: dict | None = None,
     ) -> None:
         dt = self._imu_clock.step(t)
-        if not all(math.isfinite(v) for v in (*gyro, *accel)):
+        if not _finite(*gyro, *accel):
             self.error = 'imu: non-finite reading ignored'
             return
         self.gyro = gyro
@@ -378,13 +387,13 @@ class MotionCore:
 
     def on_pose(self, t: float, x: float, y: float, yaw: float) -> None:
         """The world model's pose (field frame) at server time ``t``."""
-        if all(math.isfinite(v) for v in (t, x, y, yaw)):
+        if _finite(t, x, y, yaw):
             self._pose = (x, y, yaw, t)
 
     def on_ball(self, t: float, x: float, y: float, sigma: float) -> None:
         """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` (more, far away: see
         :func:`~robocup3d_motion.ball_skills.ball_sigma_limit`) counts as none."""
-        if all(math.isfinite(v) for v in (t, x, y, sigma)):
+        if _finite(t, x, y, sigma):
             dist = math.hypot(x - self._pose[0], y - self._pose[1]) if self._pose is not None else 0.0
             self._ball = (x, y, t) if sigma <= ball_sigma_limit(self.ball_skills.approach.lost_sigma, dist) else None
             if self._ball is not None:

@@ -39,6 +39,14 @@ class FallState:
     up: tuple[float, float, float]  # world up in the torso frame (unit vector)
 
 
+def _finite(v: tuple[float, ...]) -> bool:
+    """``all(math.isfinite(x) for x in v)`` without a generator (two calls a cycle)."""
+    for x in v:
+        if not math.isfinite(x):
+            return False
+    return True
+
+
 def _norm(v: tuple[float, float, float]) -> float:
     return math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
 
@@ -97,12 +105,12 @@ class FallDetector:
     ) -> FallState:
         """One cycle with the gyro (rad/s) and accelerometer (m/s^2) in the torso frame."""
         up = self.up
-        if up is not None and gyro is not None and all(math.isfinite(g) for g in gyro):
+        if up is not None and gyro is not None and _finite(gyro):
             # A world-fixed vector seen from a body turning at w changes as du/dt = u x w.
             wx, wy, wz = gyro
             ux, uy, uz = up
             up = (ux + (uy * wz - uz * wy) * dt, uy + (uz * wx - ux * wz) * dt, uz + (ux * wy - uy * wx) * dt)
-        if accel is not None and all(math.isfinite(a) for a in accel):
+        if accel is not None and _finite(accel):
             n = _norm(accel)
             if n > 1e-6:
                 meas = (accel[0] / n, accel[1] / n, accel[2] / n)
@@ -113,7 +121,8 @@ class FallDetector:
                         up = meas
                 elif abs(n - G) < 0.35 * G:  # trust it only when not accelerating hard
                     w = self.accel_weight
-                    up = tuple(u * (1.0 - w) + m * w for u, m in zip(up, meas, strict=True))
+                    k = 1.0 - w  # the blend written out (up and meas are both 3 long): no generator
+                    up = (up[0] * k + meas[0] * w, up[1] * k + meas[1] * w, up[2] * k + meas[2] * w)
         if up is None:
             return FallState(self.fallen, self.direction, 0.0, 0.0, 0.0, (0.0, 0.0, 1.0))
         n = _norm(up) or 1.0
