@@ -10,6 +10,7 @@ and team-talk message; the tracked robots in cycles with a ``See``, the only one
 digest from two trees means the same estimates and decisions.
 
     python bench/bench_world_strategy.py FILE [--team BenchS --unum 7 --robot nao0 --repeat 3]
+    python bench/bench_world_strategy.py FILE --robot T1 --team TeamA --unum 2   (RCSSServerMJ: T1 or K1)
 """
 
 from __future__ import annotations
@@ -49,14 +50,16 @@ def run(lines: list[str], team: str, unum: int, robot: str) -> tuple[dict[str, f
     from robocup3d_strategy.strategy_node import StrategyNode  # noqa: PLC0415
     from robocup3d_tools.rerun import _Player  # noqa: PLC0415
 
-    player = _Player(team, unum, robot, 'simspark', 'ssim', '')
+    nao = robot.startswith('nao')
+    server = 'simspark' if nao else 'mujoco'  # the Nao types on rcssserver3d, the T1 and K1 on RCSSServerMJ
+    player = _Player(team, unum, robot, server, 'ssim', '')
     node = StrategyNode(
         namespace=f'/offline{os.getpid()}/p{unum}',
         parameter_overrides=[
-            Parameter('server', value='simspark'),
+            Parameter('server', value=server),
             Parameter('unum', value=unum),
-            Parameter('robot', value='nao'),
-            Parameter('robot_type', value=int(robot[3:])),
+            Parameter('robot', value='nao' if nao else robot),
+            Parameter('robot_type', value=int(robot[3:]) if nao else 0),
         ],
     )
     node.team = team
@@ -100,7 +103,11 @@ def main() -> int:
     ap.add_argument('capture', type=Path)
     ap.add_argument('--team', default='BenchS')
     ap.add_argument('--unum', type=int, default=7)
-    ap.add_argument('--robot', default='nao3', help='nao0 ... nao4 (config/team_simspark.yaml: player 7 is type 3)')
+    ap.add_argument(
+        '--robot',
+        default='nao3',
+        help='nao0 ... nao4 (config/team_simspark.yaml: player 7 is type 3), or T1 / K1 (RCSSServerMJ)',
+    )
     ap.add_argument('--repeat', type=int, default=3)
     args = ap.parse_args()
     import rclpy  # noqa: PLC0415
