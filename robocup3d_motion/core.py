@@ -67,6 +67,13 @@ LOOK_AGE = 1.0  # s: the head keeps looking where the ball was this long, then s
 #: initial joint pose) and the landing's jolt is no fall (a 7 v 7 half, session 42: after each goal every walking
 #: player was beamed, the jolt read as a fall, and the get-up played on an upright robot threw it down)
 BEAM_SETTLE = 1.0
+#: After a get-up the robot walks off only once it stands steady: tilt below STEADY_TILT (rad) and a gyro below
+#: STEADY_RATE (rad/s), or STEADY_MAX s after the get-up's end at the latest. In a 7 v 7 half (session 42) a T1 that
+#: walked off at once, still leaning 19-29 degrees, turning at full rate or on its sprint, fell again within 0.2-0.9 s
+#: (5 of 35 falls outside the goals' seconds)
+STEADY_TILT = math.radians(10.0)
+STEADY_RATE = 0.5
+STEADY_MAX = 1.0
 
 
 def _finite(*values: float) -> bool:
@@ -206,6 +213,7 @@ class MotionCore:
         self._rest_since: float | None = None
         self._stand_asked = False  # a stand request: no lingering
         self._still_until = -math.inf  # no walk before this (a kick's ``recover``: the body still sways)
+        self._steady_until = -math.inf  # after a get-up: no walk before this unless the robot stands steady
         # tasks (go to, kick, dribble) and what they read of the world model
         self.ball_skills = ball_skills or BallSkills()
         self._check_kicks()
@@ -609,6 +617,7 @@ class MotionCore:
                 self._start(STAND)
                 if was_getup:
                     self._pause_until = t + self.getup_pause  # let the detector see the result first
+                    self._steady_until = t + STEADY_MAX
         elif self.walk is not None and self._walk_wanted(t):
             if self.skill != WALK:
                 self._start(WALK)
@@ -699,7 +708,19 @@ class MotionCore:
         """Walk while commanded, or until a running walk has rested ``walk_linger`` s; never while fallen."""
         if (self.state.fallen and self.imu_ok) or t < self._still_until:
             return False
+        if t < self._steady_until:
+            if not self._steady():
+                return False
+            self._steady_until = -math.inf
         return self.commander.active(t) or (self.skill == WALK and self.walk is not None)
+
+    def _steady(self) -> bool:
+        """Whether the robot stands steady: upright within :data:`STEADY_TILT`, turning slower than
+        :data:`STEADY_RATE` (without an IMU it cannot tell: steady)."""
+        if not self.imu_ok or self.gyro is None:
+            return True
+        gx, gy, gz = self.gyro
+        return self.state.tilt < STEADY_TILT and gx * gx + gy * gy + gz * gz < STEADY_RATE * STEADY_RATE
 
     def gains(self) -> tuple[dict[str, float], dict[str, float]]:
         """The PD gains in force: the robot's, with the running skill's overrides."""
