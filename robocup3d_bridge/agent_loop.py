@@ -17,7 +17,9 @@ plugs ROS in through two callbacks. Timing contract:
   once more, which stalled everyone again: no match started. Each time in a row that this wait
   lapses with nothing heard, the next is twice as long (up to 8 times ``join_timeout``): 14 T1
   joining at load 12 kept the server busy for more than 30 s a join, and the players' rejoins at
-  30 s each kept it so;
+  30 s each kept it so. ``join_timeout`` is 120 s by default (30 before session 42: 14 T1 joining at load 8 got
+  their first message 57 s after connecting, and the players that had given up at 30 s joined again as duplicates
+  that the server refused, so that no match started in 3 tries);
 * nothing the server sends ends the loop: an error in parsing, in a callback or in encoding
   is contained in its cycle, counted by kind in :attr:`LoopStats.errors` and logged with its
   reason, throttled per reason; the next cycle is answered as usual. Values are sanitized
@@ -91,7 +93,7 @@ class AgentLoop:
         reply_timeout: float = 0.012,
         reconnect_delay: float = 1.0,
         silence_timeout: float = 10.0,
-        join_timeout: float = 30.0,
+        join_timeout: float = 120.0,
         join_gate: JoinGate | None = None,
         log: logging.Logger = _log,
     ) -> None:

@@ -81,7 +81,7 @@ class BridgeNode(Node):
         robot_type = int(self.declare_parameter('robot_type', 0).value)
         reply_timeout = float(self.declare_parameter('reply_timeout', 0.012).value)
         silence = float(self.declare_parameter('server_silence_timeout', 10.0).value)
-        join = float(self.declare_parameter('server_join_timeout', 30.0).value)
+        join = float(self.declare_parameter('server_join_timeout', 120.0).value)
         self.publish_clock = bool(self.declare_parameter('publish_clock', False).value)
         self.publish_raw = bool(self.declare_parameter('publish_raw', True).value)
         prefix = self.declare_parameter('frame_prefix', '').value

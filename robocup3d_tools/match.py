@@ -119,6 +119,9 @@ def _team(name: str, port: int, players: int, robot: str) -> TeamConfig:
 DEFAULT_HALVES = {'mujoco': (1, 30.0), 'simspark': (2, 300.0)}
 #: wall seconds without the game time moving after which a half is given up (a stalled server or team)
 STALL_SECONDS = 60.0
+#: wall s the match waits for every player to run a cycle: 14 T1 joining RCSSServerMJ at load 8 ran their first
+#: cycles 57 s after connecting (session 42)
+JOIN_WAIT_S = 180.0
 SETTLE_S = 2.0  # s of server time the players stand at their kick-off places before the first kick-off
 
 
@@ -280,7 +283,7 @@ def run_match(args: argparse.Namespace, log: callable = print) -> MatchResult:
             runner.start(stagger=0.3)
             runners.append(runner)
             _wait(trainer, watcher, 4.0)  # the left team must be in before the right one joins
-        _wait_players(trainer, watcher, 2 * args.players, timeout=60.0, log=log)
+        _wait_players(trainer, watcher, 2 * args.players, timeout=JOIN_WAIT_S, log=log)
         # beamed, they stand: a player's pose estimate settles within a second of a beam (the IMU's landing jolt),
         # and a kick-off given 0.2 s after it was walked up to on a pose 23 cm off (sync mode on a loaded machine)
         _wait_server_time(trainer, watcher, SETTLE_S, timeout=60.0)
