@@ -97,9 +97,9 @@ def player_parser() -> argparse.ArgumentParser:
     p.add_argument(
         '--join-timeout',
         type=_seconds,
-        default=30.0,
+        default=120.0,
         metavar='S',
-        help='reconnect when a new connection has had no message for this many seconds (default 30)',
+        help='reconnect when a new connection has had no message for this many seconds (default 120)',
     )
     p.add_argument(
         '--skill-params',
