@@ -435,8 +435,8 @@ class Recorder:
         self.node = rclpy.create_node('robocup3d_recorder')
         # DDS is received in a thread of its own that sleeps in the executor's wait until a message comes, and the
         # callbacks only queue it for the main loop: a wait costs some 10 us per subscription (rclpy builds its
-        # wait set anew each time), and the main loop, which polls the local sink and the monitor every 5 ms,
-        # spinning the executor for nothing each time took half the recorder's CPU (a third of a core for 2 players)
+        # wait set anew each time), and the main loop, which polls the local sink and the monitor every 5 ms, spun
+        # it for nothing each time: a third of the recorder's CPU (bench_record, 2 players; docs/recording.md)
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
         self._receiving = True
