@@ -15,8 +15,9 @@ roughly before (docs/getup.md): a candidate found here must be timed there.
 
 ``--search`` runs CMA-ES (popsize 10) over ``FRAME.t``/``FRAME.JOINT`` values of the shipped skill (or ``--skill``):
 a duration within 0.3-1.5 times the file's (the hold after the front roll, ``3.t``, 0.02-0.8 s), a joint within
-+-15 deg and its range, a left joint carrying its right twin; each candidate is scored by the mean over ``--trials``
-trials perturbed at ``--noise`` (new ones each generation) of the time to upright (``--until``), 12 s for a failure.
++-15 deg and its range, a left joint carrying its right twin (not if named ``FRAME.JOINT.solo``); each candidate
+is scored by the mean over ``--trials`` trials perturbed at ``--noise`` (new ones each generation) of the time to
+upright (``--until``), 12 s for a failure.
 The CMA mean of every generation is written to ``OUT.yaml``, the best candidate so far (on its generation's trials) to
 ``OUT.best.yaml``. ``--until upright`` times as ``bench_getup`` does (1 s upright, the get-up's last frames may still
 play), ``stand`` (the default) until the get-up is over.

@@ -102,13 +102,13 @@ class SkillSpace:
                 if key in self.mirror:
                     gains[self.mirror[key][0]] = v
                 continue
-            frame, key = n.split('.', 1)
+            frame, key, solo = _joint_name(n)
             entry = doc['frames'][int(frame)]
             if key == 't':
                 entry['t'] = max(0.02, v)
                 continue
             entry['q'][key] = v
-            if key in self.mirror:  # the robot is symmetric: the twin's range is the mirror image
+            if key in self.mirror and not solo:  # the robot is symmetric: the twin's range is the mirror image
                 twin, sign = self.mirror[key]
                 entry['q'][twin] = round(sign * v, 1)
         path = path.with_suffix('.yaml')
@@ -117,6 +117,18 @@ class SkillSpace:
 
 
 GetupSpace = SkillSpace  # the name it had when only get-ups were searched
+
+
+SOLO = '.solo'  # FRAME.JOINT.solo: the joint alone in that frame, without its mirror twin
+
+
+def _joint_name(name: str) -> tuple[str, str, bool]:
+    """``FRAME.KEY`` -> (FRAME, KEY, False); ``FRAME.JOINT.solo`` -> (FRAME, JOINT, True): a left joint that
+    does not carry its right twin (an asymmetric frame, such as the T1 front get-up's roll)."""
+    frame, _, key = name.partition('.')
+    if key.endswith(SOLO):
+        return frame, key.removesuffix(SOLO), True
+    return frame, key, False
 
 
 def _gain_name(name: str) -> tuple[int | None, str] | None:
@@ -174,7 +186,8 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
     and the joint's range, a ``t`` within ``space['t_scale']`` times the file's if given; a gain, ``kp.JOINT`` (the
     skill's) or ``FRAME.kp.JOINT`` (from that frame on), starts from the one in force there (the file's, else the
     robot's own in ``robots.yaml``) and stays within ``space['kp_scale']`` times the robot's own if given;
-    ``space['mirror']`` couples twins."""
+    ``space['mirror']`` couples twins: a left joint carries its right twin, unless named ``FRAME.JOINT.solo`` (then
+    it moves alone in that frame, and its twin may be named on its own too)."""
     step = space.get('step', {})
     doc = yaml.safe_load(path.read_text(encoding='utf-8'))
     frames = doc['frames']
@@ -182,7 +195,7 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
     robot_kp = control_settings(robot_spec('mujoco', robot), load_config('robots.yaml')).kp
     start = []
     for n in names:
-        frame, _, key = n.partition('.')
+        frame, key, solo = _joint_name(n)
         gain = _gain_name(n)
         if gain is not None:
             at, key = gain
@@ -199,14 +212,14 @@ def keyframe_space(robot: str, skill: str, path: Path, names: Sequence[str], spa
             raise ConfigError(f'{n}: {path.name} has frames 0-{len(frames) - 1}')
         entry = frames[int(frame)]
         value = entry.get('t') if key == 't' else entry.get('q', {}).get(key)
-        if value is None:
+        if value is None or (solo and key == 't'):
             raise ConfigError(f'{n}: frame {frame} of {path.name} does not move {key}')
         start.append(float(value))
     t_scale, kp_scale = space.get('t_scale'), space.get('kp_scale')
     lo, hi = [], []
     for n, v in zip(names, start, strict=True):  # within the joint's range (deg, rounded inwards)
         gain = _gain_name(n)
-        key = n.partition('.')[2] if gain is None else gain[1]
+        key = _joint_name(n)[1] if gain is None else gain[1]
         if gain is not None:  # a gain: within kp_scale of the robot's own (and taking in the file's), else +-step
             if kp_scale:
                 lo.append(min(v, round(robot_kp[key] * kp_scale[0], 1)))

@@ -254,3 +254,29 @@ def test_a_frames_own_gain_starts_from_the_one_in_force_and_is_written_into_that
     assert skill.frames[8].kp == {'llj4': 600.0, 'rlj4': 600.0, 'llj1': 120.0, 'rlj1': 120.0}
     with pytest.raises(ConfigError, match='frames 0-'):
         keyframe_space('T1', 'back', start, ['99.kp.llj4'], conf)
+
+
+def test_a_solo_joint_moves_without_its_twin_and_a_plain_one_still_carries_it(tmp_path: Path) -> None:
+    """``FRAME.JOINT.solo``: the left joint alone in that frame (the T1 front roll is asymmetric); ``FRAME.JOINT``
+    as before, its twin the mirror image."""
+    from robocup3d_tools.getup_search import keyframe_space  # noqa: PLC0415
+
+    conf = yaml.safe_load((Path(__file__).parents[2] / 'config' / 'optimize.yaml').read_text())['getup']['T1']
+    path = DATA_DIR / 'T1' / 'getup_front.yaml'
+    shipped = yaml.safe_load(path.read_text())['frames']
+    names = ['0.llj2.solo', '0.rlj2.solo', '1.laj1.solo', '5.llj2']
+    space = keyframe_space('T1', 'front', path, names, conf)
+    assert space.names == tuple(names)
+    assert space.start == (shipped[0]['q']['llj2'], shipped[0]['q']['rlj2'], shipped[1]['q']['laj1'], 10.0)
+    x = [1.0, 0.0, 1.0, 1.0]
+    got = yaml.safe_load(space.write(x, tmp_path / 'c').read_text())['frames']
+    values = space.values(x)
+    assert got[0]['q']['llj2'] == values['0.llj2.solo'] and got[0]['q']['rlj2'] == values['0.rlj2.solo']
+    assert got[0]['q']['llj2'] != -got[0]['q']['rlj2']  # not each other's mirror image
+    assert got[1]['q']['laj1'] == values['1.laj1.solo'] and got[1]['q']['raj1'] == shipped[1]['q']['raj1']
+    assert got[5]['q']['llj2'] == values['5.llj2'] and got[5]['q']['rlj2'] == -values['5.llj2']  # twin, as before
+    assert load_keyframe_skill(tmp_path / 'c.yaml', robot_spec('mujoco', 'T1')).name == 'GETUP_FRONT'
+    again = yaml.safe_load(space.write(space.x0(), tmp_path / 'x0').read_text())['frames']
+    assert again == shipped  # the start is the shipped skill
+    with pytest.raises(ConfigError, match='does not move'):
+        keyframe_space('T1', 'front', path, ['0.t.solo'], conf)
