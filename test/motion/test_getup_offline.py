@@ -21,10 +21,10 @@ def sim(offline):
     return offline.Sim('T1')
 
 
-@pytest.mark.parametrize(('direction', 'lo', 'hi'), [('front', 3.5, 4.5), ('back', 2.5, 3.2)])
+@pytest.mark.parametrize(('direction', 'lo', 'hi'), [('front', 3.0, 4.5), ('back', 2.5, 3.2)])
 def test_the_shipped_t1_getups_get_up_at_the_first_attempt_without_noise(sim, direction, lo, hi) -> None:
-    """The model's clean times are the server's (front 3.96 s, back 2.82 s from the fall report): a second
-    attempt would take 6 s or more."""
+    """The model's clean times are near the server's (front 3.28 s to standing since session 42, back 2.82 s from the
+    fall report): a second attempt would take 6 s or more."""
     took = sim.trial({}, direction, seed=0, noise=0.0)
     assert took is not None and lo <= took <= hi, took
 
