@@ -128,10 +128,12 @@ class Field:
 # 2 m. RCSSServerMJ's fifa7vs7 field: penalty area 9 x 16.5 m, goalie area 4 x 7.3 m with at most 2 players of a
 # team in it; in the opponents' kick-off, throw-in, corner and free kicks its referee moves every player of ours
 # within the centre circle's radius (5.5 m) of the ball to the touchline, at once and every cycle (rcsssmj 0.2.1,
-# soccer_referee._penalize_misplaced_players).
+# soccer_referee._penalize_misplaced_players). We keep 6.5 m: with 6.0 a T1 sent there during their kick-off stood
+# 5.53 m from the ball 3 s later (stepping in place it creeps forwards; its pose is a few cm off) and was put beyond
+# the touchline, where it fell (a 7 v 7 half, session 42).
 FIELDS = {
     'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 6.0), area=(1.8, 6.0), area_max=3, set_play_distance=2.5),
-    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=6.0),
+    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=6.5),
 }
 
 

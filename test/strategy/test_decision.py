@@ -347,7 +347,7 @@ def test_after_our_goal_the_kick_off_taker_is_beamed_out_of_the_centre_circle() 
     assert math.hypot(x, y) == pytest.approx(FIELD.set_play_distance) and x < 0.0
     assert beam_pose(home, 'Goal_Right', 'left', FIELD.set_play_distance) == home  # we kick off
     assert beam_pose(home, 'BeforeKickOff', 'left', FIELD.set_play_distance) == home
-    assert beam_pose(home, 'Goal_Right', 'right', FIELD.set_play_distance)[0] == pytest.approx(-6.0)
+    assert beam_pose(home, 'Goal_Right', 'right', FIELD.set_play_distance)[0] == pytest.approx(-FIELD.set_play_distance)
     far = (-12.0, 6.0, 0.0)
     assert beam_pose(far, 'Goal_Left', 'left', FIELD.set_play_distance) == far
 
