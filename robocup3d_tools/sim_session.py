@@ -123,9 +123,8 @@ class SimSession:
         self.walk_config = str(walk_config) if walk_config else ''
         self.player_args = tuple(player_args)  # more player options, e.g. ``('--world-model',)``
         self.play = play  # the player's strategy plays (else this process drives the robot)
-        self.kick_off = (
-            kick_off  # RCSSServerMJ: leave BeforeKickOff at the start (else its strategy beams it each second)
-        )
+        # RCSSServerMJ: leave BeforeKickOff at the start (else the player's strategy beams it every second)
+        self.kick_off = kick_off
         # RCSSServerMJ's torso pose: from the player's ``ground_truth/pose`` (one a cycle: exact, but the
         # player builds and sends a message a cycle for it), or from the monitor stream (every other
         # cycle; the player sends nothing for it, as in a match: the per-cycle CPU benches use it)
