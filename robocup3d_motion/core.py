@@ -26,7 +26,7 @@ from robocup3d_motion.ball_skills import (
     to_robot,
 )
 from robocup3d_motion.cycle_clock import CycleClock
-from robocup3d_motion.fall import FallDetector, FallState, fall_direction
+from robocup3d_motion.fall import FallDetector, FallState, all_finite, fall_direction
 from robocup3d_motion.gear import GearShift, walk_gear
 from robocup3d_motion.getup import (
     GETUP_SKILLS,
@@ -74,15 +74,6 @@ BEAM_SETTLE = 1.0
 STEADY_TILT = math.radians(10.0)
 STEADY_RATE = 0.5
 STEADY_MAX = 1.0
-
-
-def _finite(*values: float) -> bool:
-    """``all(math.isfinite(v) for v in values)`` without a generator (a few calls a cycle: the IMU, the world model's
-    pose and ball)."""
-    for v in values:
-        if not math.isfinite(v):
-            return False
-    return True
 
 
 def _keyframe_overrides(robot: RobotSpec, files: tuple[str, ...]) -> dict[str, object]:
@@ -233,7 +224,7 @@ class MotionCore:
         forces: dict | None = None,
     ) -> None:
         dt = self._imu_clock.step(t)
-        if not _finite(*gyro, *accel):
+        if not all_finite((*gyro, *accel)):
             self.error = 'imu: non-finite reading ignored'
             return
         self.gyro = gyro
@@ -395,13 +386,13 @@ class MotionCore:
 
     def on_pose(self, t: float, x: float, y: float, yaw: float) -> None:
         """The world model's pose (field frame) at server time ``t``."""
-        if _finite(t, x, y, yaw):
+        if all_finite((t, x, y, yaw)):
             self._pose = (x, y, yaw, t)
 
     def on_ball(self, t: float, x: float, y: float, sigma: float) -> None:
         """The world model's ball (field frame); a vaguer estimate than ``lost_sigma`` (more, far away: see
         :func:`~robocup3d_motion.ball_skills.ball_sigma_limit`) counts as none."""
-        if _finite(t, x, y, sigma):
+        if all_finite((t, x, y, sigma)):
             dist = math.hypot(x - self._pose[0], y - self._pose[1]) if self._pose is not None else 0.0
             self._ball = (x, y, t) if sigma <= ball_sigma_limit(self.ball_skills.approach.lost_sigma, dist) else None
             if self._ball is not None:

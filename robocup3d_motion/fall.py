@@ -39,8 +39,9 @@ class FallState:
     up: tuple[float, float, float]  # world up in the torso frame (unit vector)
 
 
-def _finite(v: tuple[float, ...]) -> bool:
-    """``all(math.isfinite(x) for x in v)`` without a generator (two calls a cycle)."""
+def all_finite(v: tuple[float, ...]) -> bool:
+    """``all(math.isfinite(x) for x in v)`` without a generator (a few calls a cycle: here, and motion's IMU, pose
+    and ball checks)."""
     for x in v:
         if not math.isfinite(x):
             return False
@@ -105,12 +106,12 @@ class FallDetector:
     ) -> FallState:
         """One cycle with the gyro (rad/s) and accelerometer (m/s^2) in the torso frame."""
         up = self.up
-        if up is not None and gyro is not None and _finite(gyro):
+        if up is not None and gyro is not None and all_finite(gyro):
             # A world-fixed vector seen from a body turning at w changes as du/dt = u x w.
             wx, wy, wz = gyro
             ux, uy, uz = up
             up = (ux + (uy * wz - uz * wy) * dt, uy + (uz * wx - ux * wz) * dt, uz + (ux * wy - uy * wx) * dt)
-        if accel is not None and _finite(accel):
+        if accel is not None and all_finite(accel):
             n = _norm(accel)
             if n > 1e-6:
                 meas = (accel[0] / n, accel[1] / n, accel[2] / n)
