@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,12 @@ def test_a_walking_t1_beamed_lands_standing_at_its_place(tmp_path: Path) -> None
         for _ in range(60):  # 6 s of walking forward at 0.45 m/s, through 5-6 beams
             s.velocity(0.45)
             s.wait_cycles(5)
-        s.wait_cycles(250)  # 5 s more: the walk's command runs out, the beams go on
+        s.wait_cycles(150)  # 3 s of server time: the walk's command (2 s) runs out
+        # the strategy beams once a wall second: in sync mode on a quiet machine 3 s of server time can pass in
+        # under a wall second, so wait for a beam after the walk has stopped, then for the robot to stand
+        until = time.monotonic() + 2.5
+        s.spin_until(lambda: time.monotonic() > until, 30.0, 'wall clock')
+        s.wait_cycles(100)
         x, y, _ = formation_pose(load_formations('formations.yaml'), 'mujoco', s.unum, 'T1')
         print(f'pose {s.pose}, state {s.state}')
         assert s.state.get('getups', 0) == getups and not s.state.get('fallen')
