@@ -60,6 +60,10 @@ REFRESH = 1.0  # s: the same request is sent again after this long (with where t
 # UT Austin Villa, session 39, and never touched it)
 COMMIT = 4.0
 COMMIT_BALL = 0.3  # m the ball may move and the kick or dribble under way is still kept
+# motion's phases of a kick in which the robot stands at the ball for it: the kick is kept past COMMIT while the ball
+# lies still. Another request then throws the stop and the rest away (3-4 s); in a 7 v 7 half (session 42) an advance
+# whose target flipped between two free lines after COMMIT broke a T1's stop at the ball and kicked 7 s later
+HELD = frozenset({'settling', 'kicking'})
 SEARCH_TURN = 1.5  # rad ahead of its heading a player looking for the ball turns to
 SEEK_NEAR = 2.0  # m: the on-ball player that lost a ball further than this walks to where it was, nearer it turns
 TOUCH = 0.35  # m: a robot this near the ball may have touched it
@@ -416,7 +420,8 @@ class Decider:
 
     A request goes out when it differs from the last one, when motion has finished (or dropped)
     the last one's task, or every :data:`REFRESH` s; an on-ball kick or dribble under way is kept for
-    :data:`COMMIT` s while the ball lies still, whatever else would be chosen meanwhile. Each carries a
+    :data:`COMMIT` s while the ball lies still, whatever else would be chosen meanwhile, and for as long as
+    motion stands at the ball for the kick (:data:`HELD`). Each carries a
     new ``id`` so that ``motion_state`` tells its outcome apart from an older request's.
     """
 
@@ -473,7 +478,8 @@ class Decider:
         req = choice.request
         ours = task is not None and self.last is not None and task.get('id') == self.last.id
         finished = ours and task.get('phase') in ('done', 'failed', 'cancelled')
-        if not finished and self._keeps_on_ball(req, s, now, ours):
+        held = ours and task.get('phase') in HELD
+        if not finished and self._keeps_on_ball(req, s, now, ours, held):
             req = self.last.model_copy(update={'avoid': ()})  # refreshed below as due
         else:
             self.reason = choice.reason
@@ -490,12 +496,13 @@ class Decider:
         self.last, self.sent_at = req, now
         return req
 
-    def _keeps_on_ball(self, req: MotionRequest, s: Situation, now: float, ours: bool) -> bool:
-        """Whether the on-ball kick or dribble under way stays, rather than ``req`` (see :data:`COMMIT`)."""
+    def _keeps_on_ball(self, req: MotionRequest, s: Situation, now: float, ours: bool, held: bool = False) -> bool:
+        """Whether the on-ball kick or dribble under way stays, rather than ``req`` (see :data:`COMMIT`; ``held``:
+        motion stands at the ball for the kick, :data:`HELD`)."""
         last, c = self.last, self._committed
         if not (ours and isinstance(last, Kick | Dribble) and isinstance(req, Kick | Dribble)) or c is None:
             return False
-        if same_request(last, req) or s.ball is None or now - c[0] > COMMIT:
+        if same_request(last, req) or s.ball is None or (now - c[0] > COMMIT and not held):
             return False
         return _dist(s.ball, c[1]) < COMMIT_BALL
 

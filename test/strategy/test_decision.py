@@ -463,6 +463,29 @@ def test_a_kick_under_way_is_kept_while_the_ball_lies_still_though_a_dribble_wou
     assert isinstance(d.decide(rolled, 0.5, {'id': req.id, 'phase': 'approaching'}), Dribble)
 
 
+def test_a_kick_the_robot_stands_at_the_ball_for_is_kept_past_commit() -> None:
+    """A T1 stopped at the ball for an advance whose target then flipped to another free line broke its stop and
+    kicked 7 s later (7 v 7, session 42): while motion reports the kick settling or kicking and the ball lies still,
+    the kick stays however long it takes; once motion walks again (the stop broke), COMMIT counts as before."""
+    short = KickReach('pass', 5.0, 0.5)
+    mate = Mate(4, 4.4, 0.0)
+    marked = [(4.4, 1.0)]
+    d = Decider()
+    req = d.decide(situation(pose=(-0.5, 0.0, 0.0), mates=[mate], kicks=(short,)), 0.0)
+    assert isinstance(req, Kick) and d.reason == 'pass 4'
+    now_marked = situation(pose=(-0.4, 0.0, 0.0), mates=[mate], kicks=(short,), opponents=marked)
+    kept = d.decide(now_marked, COMMIT + 2.0, {'id': req.id, 'phase': 'settling'})
+    assert isinstance(kept, Kick) and kept.target == req.target and d.reason == 'pass 4'  # the refresh, same kick
+    kept = d.decide(now_marked, COMMIT + 3.5, {'id': kept.id, 'phase': 'kicking'})
+    assert isinstance(kept, Kick) and kept.target == req.target
+    walking = d.decide(now_marked, COMMIT + 5.0, {'id': kept.id, 'phase': 'approaching'})
+    assert isinstance(walking, Dribble)
+    d = Decider()
+    req = d.decide(situation(pose=(-0.5, 0.0, 0.0), mates=[mate], kicks=(short,)), 0.0)
+    rolled = situation(pose=(-0.4, 0.0, 0.0), ball=(0.5, 0.0), mates=[mate], kicks=(short,), opponents=marked)
+    assert isinstance(d.decide(rolled, COMMIT + 1.0, {'id': req.id, 'phase': 'settling'}), Dribble)
+
+
 def test_a_rolling_ball_is_played_where_it_will_stop() -> None:
     """After an advance kick the ball rolled 7-8 s and stopped 12-16 m from the nearest teammate, who set out only
     then: the player nearest where it will stop goes on it, and the others take their places about that point."""
