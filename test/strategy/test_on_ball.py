@@ -151,7 +151,7 @@ def test_near_the_goal_it_dribbles_in_rather_than_kick_and_fall() -> None:
     assert choose((24.0, 0.0), opponents=wall).reason != 'dribble in'  # no lane
 
 
-T1_LONG = KickReach('long', 13.6, 2.0)  # config/kicks.yaml's T1 long kick: about 14 m, upright 4 kicks in 5
+T1_LONG = KickReach('long', 13.6, 2.0)  # a 14 m kick, upright (the T1 long kick's model until session 43)
 
 
 def test_far_from_their_goal_it_kicks_the_ball_up_the_field_rather_than_dribble_it() -> None:
