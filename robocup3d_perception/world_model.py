@@ -43,6 +43,7 @@ from robocup3d_perception.representations import (
     WorldState,
     frozen_array,
 )
+from robocup3d_perception.tilt_fix import correct_tilt
 from robocup3d_perception.vision_geometry import CameraModel, in_view, shift_level
 
 __all__ = ['HISTORY_S', 'MODULE_ORDER', 'WorldModel', 'WorldModelParameters', 'module_order']
@@ -66,6 +67,9 @@ class WorldModelParameters:
     confidence_memory: float = 10.0  # s without landmarks for confidence to drop to 1/e
     view_margin: float = math.radians(10.0)  # rad inside the view's edge an unseen ball estimate must lie to count
     seed: int | None = 0
+    # a See turned back by the tilt error its landmarks' heights show (robocup3d_perception.tilt_fix); None: where
+    # vision is exact (no field lines scored: RCSSServerMJ)
+    tilt_from_landmarks: bool | None = None
 
 
 def module_order(modules: list[type]) -> list[str]:
@@ -121,6 +125,8 @@ class WorldModel:
         # good fits of two landmarks or more are taken directly; a server with field lines has noisy vision
         locator = locator or locator_parameters(noisy_vision=use_lines)
         self.locator = SelfLocator(fld, locator, seed=self.p.seed, use_lines=use_lines)
+        fix = self.p.tilt_from_landmarks
+        self._fix_tilt = not use_lines if fix is None else fix
         self.ball = BallTracker(ball)
         self.players = PlayerTracker(players)
         self.time: float | None = None
@@ -168,6 +174,8 @@ class WorldModel:
             level = None
             if inp.vision is not None and rate_then <= self.p.max_rate_for_vision:
                 level = self.camera.to_level(inp.vision, joints, tilt)
+                if self._fix_tilt:
+                    level = correct_tilt(level, self.field.landmarks)
                 if moved is not None:
                     level = shift_level(level, *moved)
         if level is not None:
