@@ -3,7 +3,9 @@
 Modules run in a fixed order each cycle (``MODULE_ORDER``, checked by a test):
 
 1. ``OrientationFilter``: tilt and yaw change from gyro and accelerometer.
-2. ``CameraModel``: the ``See`` in the level frame (neck forward kinematics + tilt).
+2. ``CameraModel``: the ``See`` in the level frame (neck forward kinematics + tilt); where vision is exact
+   (RCSSServerMJ), the tilt checked against the landmarks' heights and the ``See`` turned back by its error
+   (:mod:`robocup3d_perception.tilt_fix`).
 3. ``SelfLocator``: particle filter predict (odometry, yaw change) and, on a ``See``,
    update, resampling and injection.
 4. ``BallTracker``: Kalman filter fed by the ball sighting and teammates' reports.
