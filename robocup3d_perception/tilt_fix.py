@@ -25,6 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from robocup3d_perception.representations import LevelObservations
+from robocup3d_perception.vision_geometry import transform_level
 
 __all__ = ['MAX_ERROR', 'MAX_RESIDUAL', 'MIN_ERROR', 'MIN_LANDMARKS', 'MIN_SPREAD', 'correct_tilt', 'tilt_error']
 
@@ -133,17 +134,6 @@ def correct_tilt(level: LevelObservations, marks: Mapping[str, np.ndarray]) -> L
     def turn(points: np.ndarray) -> np.ndarray:
         return points @ back.T
 
-    lines = level.lines
     rot = back @ level.camera_rot if level.camera_rot is not None else None
-    origin = back @ level.camera_origin if level.camera_origin is not None else None
-    return LevelObservations(
-        level.landmark_names,
-        turn(level.landmarks),
-        turn(level.ball) if level.ball is not None else None,
-        tuple((team, unum, turn(xyz)) for team, unum, xyz in level.players),
-        turn(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else lines,
-        math.atan2(rot[1, 0], rot[0, 0]) if rot is not None else level.camera_yaw,
-        float(origin[2]) if origin is not None else level.camera_height,
-        rot,
-        origin,
-    )
+    yaw = math.atan2(rot[1, 0], rot[0, 0]) if rot is not None else level.camera_yaw
+    return transform_level(level, turn, back, yaw)

@@ -11,7 +11,7 @@ into the ``level`` frame (z up, x along the torso heading) the locator works in.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -20,7 +20,15 @@ from robocup3d_description.body import Body
 from robocup3d_description.kinematics import camera_pose
 from robocup3d_perception.representations import CameraObservations, LevelObservations, frozen_array
 
-__all__ = ['CameraModel', 'in_view', 'observations_from_vision', 'polar_to_camera', 'polars_to_camera', 'shift_level']
+__all__ = [
+    'CameraModel',
+    'in_view',
+    'observations_from_vision',
+    'polar_to_camera',
+    'polars_to_camera',
+    'shift_level',
+    'transform_level',
+]
 
 VIEW_HALF_ANGLE = math.radians(60.0)  # both servers' cameras: 120 deg across and 120 deg up and down
 VIEW_NEAR, VIEW_FAR = 0.2, 12.0  # m: where a missing sighting says something (nearer: the feet; further: vague)
@@ -125,6 +133,26 @@ def in_view(obs: LevelObservations, point: np.ndarray, margin: float = 0.0) -> b
     return abs(math.atan2(cam[1], cam[0])) < limit and abs(math.asin(cam[2] / d)) < limit
 
 
+def transform_level(
+    obs: LevelObservations, move: Callable[[np.ndarray], np.ndarray], turn: np.ndarray, camera_yaw: float
+) -> LevelObservations:
+    """``obs`` with every point (landmarks, ball, players, lines, the camera's position) mapped by ``move``, the
+    camera's axes turned by ``turn`` (the rotation part of ``move``), and its line of sight's yaw ``camera_yaw``."""
+    lines = obs.lines
+    origin = move(obs.camera_origin) if obs.camera_origin is not None else None
+    return LevelObservations(
+        obs.landmark_names,
+        move(obs.landmarks),
+        move(obs.ball) if obs.ball is not None else None,
+        tuple((team, unum, move(xyz)) for team, unum, xyz in obs.players),
+        move(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else lines,
+        camera_yaw,
+        float(origin[2]) if origin is not None else obs.camera_height,
+        turn @ obs.camera_rot if obs.camera_rot is not None else None,
+        origin,
+    )
+
+
 def shift_level(obs: LevelObservations, dx: float, dy: float, dyaw: float) -> LevelObservations:
     """``obs`` seen from a pose that has since moved by ``(dx, dy)`` m and turned ``dyaw`` rad
     (in the old level frame): the same observations in the new level frame.
@@ -138,15 +166,5 @@ def shift_level(obs: LevelObservations, dx: float, dy: float, dyaw: float) -> Le
     def move(points: np.ndarray) -> np.ndarray:
         return (points - off) @ rot.T
 
-    lines = obs.lines
-    return LevelObservations(
-        obs.landmark_names,
-        move(obs.landmarks),
-        move(obs.ball) if obs.ball is not None else None,
-        tuple((team, unum, move(xyz)) for team, unum, xyz in obs.players),
-        move(lines.reshape(-1, 3)).reshape(-1, 2, 3) if len(lines) else lines,
-        math.atan2(math.sin(obs.camera_yaw - dyaw), math.cos(obs.camera_yaw - dyaw)),
-        obs.camera_height,
-        rot @ obs.camera_rot if obs.camera_rot is not None else None,
-        move(obs.camera_origin) if obs.camera_origin is not None else None,
-    )
+    yaw = math.atan2(math.sin(obs.camera_yaw - dyaw), math.cos(obs.camera_yaw - dyaw))
+    return transform_level(obs, move, rot, yaw)
