@@ -71,6 +71,8 @@ def _fit(pts: np.ndarray, heights: np.ndarray) -> tuple[float, float, float] | N
     c00, c01, c02 = a11 * a22 - a12 * a12, a02 * a12 - a01 * a22, a01 * a12 - a02 * a11
     c11, c12, c22 = a00 * a22 - a02 * a02, a01 * a02 - a00 * a12, a00 * a11 - a01 * a01
     det = a00 * c00 + a01 * c01 + a02 * c02
+    if not det > 0.0:  # NaN or inf seen (a percept the sanitizer let through): no fit
+        return None
     u0 = (c00 * r0 + c01 * r1 + c02 * r2) / det
     u1 = (c01 * r0 + c11 * r1 + c12 * r2) / det
     u2 = (c02 * r0 + c12 * r1 + c22 * r2) / det

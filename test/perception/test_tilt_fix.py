@@ -48,7 +48,7 @@ def test_a_see_turned_by_a_tilt_error_is_turned_back_from_its_landmarks_heights(
     assert np.abs(fixed.landmarks - true).max() < 1e-3
 
 
-def test_too_few_strung_along_a_line_or_misnamed_landmarks_leave_the_see_as_it_is() -> None:
+def test_too_few_strung_along_a_line_misnamed_or_garbled_landmarks_leave_the_see_as_it_is() -> None:
     far = [n for n, p in FIELD.landmarks.items() if p[0] > 15.0]
     seen = _see(far) @ _rotation(0.0, -0.1).T
     three = _level(far[:3], seen[:3])  # three fit any tilt exactly: nothing to check it by
@@ -62,6 +62,11 @@ def test_too_few_strung_along_a_line_or_misnamed_landmarks_leave_the_see_as_it_i
     wrong[0, 2] += 1.5  # one seen 1.5 m higher than its name says: no tilt explains it
     misnamed = _level(far, wrong)
     assert correct_tilt(misnamed, FIELD.landmarks) is misnamed
+    for bad in (math.nan, math.inf):
+        broken = seen.copy()
+        broken[1, 0] = bad
+        garbled = _level(far, broken)
+        assert correct_tilt(garbled, FIELD.landmarks) is garbled
 
 
 def test_on_real_traffic_a_wrong_tilt_gives_the_same_see_as_the_right_one(shared_dir) -> None:
