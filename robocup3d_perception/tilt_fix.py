@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import lru_cache
 
 import numpy as np
 
@@ -80,35 +79,15 @@ def _fit(pts: np.ndarray, heights: np.ndarray) -> tuple[float, float, float] | N
     return u1, u2, math.sqrt(max(sse, 0.0) / n)
 
 
-class _Marks:
-    """A field's landmarks, hashed by identity for :func:`_heights`'s cache (a field's landmarks never change)."""
-
-    __slots__ = ('marks',)
-
-    def __init__(self, marks: Mapping[str, np.ndarray]) -> None:
-        self.marks = marks
-
-    def __hash__(self) -> int:
-        return id(self.marks)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Marks) and other.marks is self.marks
-
-
-@lru_cache(maxsize=512)
-def _heights(names: tuple[str, ...], marks: _Marks) -> tuple[tuple[int, ...], np.ndarray]:
-    """The indices of the known landmarks among ``names`` and their heights (a See's names repeat: kept)."""
-    known = tuple(i for i, n in enumerate(names) if n in marks.marks)
-    return known, np.array([float(marks.marks[names[i]][2]) for i in known])
-
-
 def tilt_error(level: LevelObservations, marks: Mapping[str, np.ndarray]) -> tuple[float, float] | None:
     """The roll and pitch (rad) by which ``level`` is turned from the true level frame, from the heights of its
     known landmarks; None when they do not tell (too few, strung along a line, or not fitting)."""
-    known, heights = _heights(level.landmark_names, _Marks(marks))
+    names = level.landmark_names
+    known = [i for i, n in enumerate(names) if n in marks]
     if len(known) < MIN_LANDMARKS:
         return None
-    pts = level.landmarks[list(known)]
+    pts = level.landmarks[known]
+    heights = np.array([float(marks[names[i]][2]) for i in known])
     fit = _fit(pts, heights)
     if fit is None:
         return None
