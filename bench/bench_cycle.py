@@ -5,12 +5,14 @@ strategy; ``--world-model`` adds the world model), driven like ``bench/bench_wal
 player's CPU time comes from ``/proc/<pid>/stat`` (user + system) over each phase, divided by the
 server cycles of that phase:
 
-* ``stand``: zero ``cmd_vel`` for ``--seconds`` of server time;
+* ``stand``: zero ``cmd_vel`` for ``--seconds`` of server time (the robot stands in its stand pose; until
+  session 44 the keep-alives, counted in wall s, lapsed in sync mode and rocked a T1 between the stand and
+  the walk's stance until it fell);
 * ``walk``: random commands (seeded, forward -0.3..1 m/s, sideways +-0.3 m/s, turn +-1 rad/s,
   each held 1-3 s) for ``--seconds`` of server time; after a fall the trainer puts the robot
   upright again, and those cycles are left out of the figure.
 
-The commands go out as a strategy asks for a walk: when they change and again every :data:`KEEP_ALIVE` s
+The commands go out as a strategy asks for a walk: when they change and again every :data:`KEEP_ALIVE` s of server time
 (``--every-cycle``: with every pose and every 10 ms while one is awaited, 50-100 messages a second, the
 bench's way before session 38; each one woke the player's executor and DDS threads, which a player in a
 match, its strategy in the same process, does not pay).
@@ -51,7 +53,7 @@ from robocup3d_tools.servers import cpu_seconds
 from robocup3d_tools.sim_session import CYCLE, SERVERS, SimSession
 
 START = (0.0, 0.0, 0.0)  # where the trainer puts the robot (field centre, facing the opponent goal)
-KEEP_ALIVE = 0.5  # wall s between two sends of an unchanged command (the bench's player: --cmd-timeout 2)
+KEEP_ALIVE = 0.5  # server s between two sends of an unchanged command (the bench's player: --cmd-timeout 2)
 
 
 @dataclass

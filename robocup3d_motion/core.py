@@ -488,7 +488,18 @@ class MotionCore:
 
         ``now``: server time it counts from (default: the last cycle's). Timeouts run in
         server time, so a server in sync mode behaves the same however loaded the machine is.
+
+        A zero velocity while the walk is not running means "stand still": the robot stays in (or goes on
+        to) the stand rather than crouching into the walk's stance to step nowhere. A stream of zeros with
+        gaps longer than ``cmd_timeout`` otherwise rocked a T1 between the two stances every few seconds:
+        it crept forwards about 0.1 m a time and fell on its face within 30 s (docs/walk.md).
         """
+        if vx == 0.0 and vy == 0.0 and wz == 0.0 and self.skill != WALK:
+            why = self._walk_refusal('cmd_vel', (vx, vy, wz))
+            if not why:
+                self._cancel_task('cmd_vel')
+                self.commander.stop()
+            return why
         return self._walk_command('cmd_vel', (vx, vy, wz), self.commander.set_velocity, now)
 
     def set_walk_target(self, x: float, y: float, yaw: float, now: float | None = None) -> str:

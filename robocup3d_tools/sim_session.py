@@ -518,9 +518,10 @@ class SimSession:
         clock (:meth:`catch_up`), sends the command again every ``RESEND_S`` wall s between poses,
         and goes on until a pose from ``seconds`` on arrives.
 
-        ``keep_alive`` > 0: send a command only when it changes, and the same again after ``keep_alive`` wall s
-        (well inside the player's ``--cmd-timeout``), as a strategy asks for a walk; a CPU bench then measures the
-        player and not the 50-100 messages a second it would otherwise receive from this process.
+        ``keep_alive`` > 0: send a command only when it changes, and the same again after ``keep_alive`` s of
+        server time (well inside the player's ``--cmd-timeout``), as a strategy asks for a walk; a CPU bench then
+        measures the player and not a message a cycle from this process. (Counted in wall s, as it was until
+        session 44, the commands lapsed in sync mode, where the server runs 7-8 times faster than real time.)
         """
         trajectory: list[Pose] = []
         self.catch_up()  # the first command's time is the server's, not a lagging stream's
@@ -530,7 +531,7 @@ class SimSession:
         gap = keep_alive if keep_alive > 0.0 else RESEND_S
 
         def send(cmd: tuple[float, float, float], every_cycle: bool) -> None:
-            now = time.monotonic()
+            now = self.cycles * CYCLE if keep_alive > 0.0 else time.monotonic()
             if (every_cycle and keep_alive <= 0.0) or cmd != last[0] or now - last[1] >= gap:
                 self.velocity(*cmd)
                 last[:] = [cmd, now]

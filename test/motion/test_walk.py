@@ -663,6 +663,39 @@ def test_core_lingers_in_the_walk_stance_so_a_new_command_walks_on_from_there() 
     assert core.skill == 'stand'
 
 
+def test_core_a_standing_robot_told_zero_cmd_vel_stands_still_however_the_commands_come() -> None:
+    """Zeros every cycle, or with gaps past ``cmd_timeout`` (a sync-mode server outrunning its client): the
+    robot stays in the stand. Before, each zero after a gap crouched it into the walk's stance and the lapse
+    stood it up again, and a T1 so rocked fell within 30 s on the server."""
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    t, skills = 0.0, set()
+    for i in range(int(20.0 / DT)):
+        t += DT
+        if i < 100 or i % 150 == 0:  # every cycle for 2 s, then one every 3 s
+            assert core.set_velocity(0.0, 0.0, 0.0, now=t) == ''
+        _cycle(core, t, _Imu.upright())
+        skills.add(core.skill)
+    assert skills == {'stand'}
+    core.set_velocity(0.3, 0.0, 0.0, now=t)  # a real command still walks
+    t += DT
+    _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk'
+
+
+def test_core_a_walking_robot_told_zero_cmd_vel_comes_to_rest_in_the_walk_stance() -> None:
+    core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
+    t = 0.0
+    for _ in range(int(2.0 / DT)):
+        t += DT
+        core.set_velocity(0.3, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+    for _ in range(int(3.0 / DT)):  # zeros every cycle: the walk brakes and waits in its stance
+        t += DT
+        core.set_velocity(0.0, 0.0, 0.0, now=t)
+        _cycle(core, t, _Imu.upright())
+    assert core.skill == 'walk' and not core.walk.moving
+
+
 def test_core_a_stand_request_ends_the_walk_without_lingering() -> None:
     core = MotionCore(robot_spec('mujoco', 'T1'), load_config('robots.yaml'), walk_cfg=WALK_CFG)
     t = _walk_then_rest(core, 0.0)
