@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections import deque
 from pathlib import Path
 from types import SimpleNamespace
