@@ -1,8 +1,8 @@
 """Get-up benchmark through the running graph (server + player process + trainer).
 
-For each robot (T1, K1) and fall direction (front, back), the trainer lays the
-player down (``move3d`` with the torso rotated 90 degrees about its pitch axis, a
-random yaw) and we measure, from ``ground_truth/pose`` (scoring only; the controller
+For each robot (T1, K1) and fall direction (front, back; left, right), the trainer lays the
+player down (``move3d`` with the torso rotated 90 degrees about its pitch axis, or its roll axis
+for a side, a random yaw) and we measure, from ``ground_truth/pose`` (scoring only; the controller
 never sees it), the time until the torso is upright again: torso height above
 ``UPRIGHT_Z`` of standing and its z axis within ~25 degrees of vertical, for 1 s. A trial
 fails if that has not happened within ``TIMEOUT`` (12 s of server time; the stated limit of
@@ -43,6 +43,13 @@ UPRIGHT_Z = 0.85
 UPRIGHT_UP = 0.9  # z component of the torso's z axis (cos 25.8 deg)
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
 TIMEOUT = 12.0  # s of server time to be up (for 1 s) after the knock-down
+#: the torso's turn for each way of lying (w, x, y, z): on its face, its back, its left or its right side
+LAID = {
+    'front': (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0),
+    'back': (math.cos(math.pi / 4), 0.0, -math.sin(math.pi / 4), 0.0),
+    'left': (math.cos(math.pi / 4), -math.sin(math.pi / 4), 0.0, 0.0),
+    'right': (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0),
+}
 
 
 def up_z(q: tuple[float, float, float, float]) -> float:
@@ -219,8 +226,7 @@ class Graph:
         if not self.upright() or self.state.get('skill') != 'stand' or self.state.get('fallen'):
             self.stand_up_placed()
         yaw = rng.uniform(-math.pi, math.pi)
-        pitch = math.pi / 2 if direction == 'front' else -math.pi / 2
-        q = qmul(qaxis((0, 0, 1), yaw), qaxis((0, 1, 0), pitch))
+        q = qmul(qaxis((0, 0, 1), yaw), LAID[direction])
         self.place(-3.0 + rng.uniform(-0.2, 0.2), rng.uniform(-0.2, 0.2), LYING_Z[self.robot], q)
         start = self.pose_count
         self.sim_wait(3)
@@ -319,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--trials', type=int, default=20)
     ap.add_argument('--fast', action='store_true', help='server in --sync --no-realtime mode')
     ap.add_argument('--seed', type=int, default=1)
-    ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=['front', 'back'])
+    ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=list(LAID))
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
     args = ap.parse_args(argv)
     lines = []

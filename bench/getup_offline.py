@@ -58,6 +58,13 @@ RES = Path(rcsssmj.__file__).resolve().parent / 'resources'
 UPRIGHT_Z = {'T1': 0.55, 'K1': 0.46}
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
 HOLD = 0.5
+#: the lay-down's pitch and roll (rad) per way of lying: on its face, its back, its left or its right side
+LAID = {
+    'front': (math.pi / 2, 0.0),
+    'back': (-math.pi / 2, 0.0),
+    'left': (0.0, -math.pi / 2),
+    'right': (0.0, math.pi / 2),
+}
 BENCH_HOLD = 1.0  # s: bench_getup's upright, held this long whether or not the get-up still plays
 D2R = math.pi / 180
 PREFIX = 'p_'
@@ -192,10 +199,12 @@ class Sim:
             core.step(t, dict(hold), t)
         for n, a in self.qadr.items():
             d.qpos[a] = hold.get(n, 0.0) + noise * rng.uniform(-3, 3) * D2R
-        pitch = {'front': math.pi / 2, 'back': -math.pi / 2}[direction] + noise * rng.uniform(-4, 4) * D2R
+        pitch, roll = LAID[direction]
+        pitch += noise * rng.uniform(-4, 4) * D2R
+        roll += noise * rng.uniform(-4, 4) * D2R
         q = _qmul(
             _qaxis((0, 0, 1), rng.uniform(-math.pi, math.pi)),
-            _qmul(_qaxis((1, 0, 0), noise * rng.uniform(-4, 4) * D2R), _qaxis((0, 1, 0), pitch)),
+            _qmul(_qaxis((1, 0, 0), roll), _qaxis((0, 1, 0), pitch)),
         )
         d.qpos[self.free_q : self.free_q + 3] = (
             -3 + rng.uniform(-0.2, 0.2),
@@ -329,7 +338,7 @@ def search(
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--robot', default='T1')
-    ap.add_argument('--direction', default='front', choices=('front', 'back'))
+    ap.add_argument('--direction', default='front', choices=tuple(LAID))
     ap.add_argument('--trials', type=int, default=20)
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--noise', type=float, default=1.0)

@@ -213,22 +213,42 @@ def test_motion_core_nao_path_still_holds_and_plays_skl() -> None:
     assert core.state.fallen and core.state_dict()['direction'] == 'back'
 
 
-def _side_fall(cfg: dict, direction: str, rolling_s: float, robot_type: int = 0) -> tuple[float, str]:
-    """A Nao lying ``direction`` (still rolling for ``rolling_s``): when its get-up started, and which skill."""
+def _side_fall(
+    cfg: dict, direction: str, rolling_s: float, robot_type: int = 0, robot: str = 'nao', rests: str = ''
+) -> tuple[float, str]:
+    """A Nao (or ``robot``) lying ``direction`` (still rolling for ``rolling_s``, then at rest lying ``rests``, by
+    default where it fell): when its get-up started, and which skill."""
     from robocup3d_motion.core import MotionCore  # noqa: PLC0415
 
-    core = MotionCore(nao(robot_type), cfg)
-    joints = dict.fromkeys(nao(robot_type).joint_names, 0.0)
-    forces = {'lf': (0.0, 0.0, 0.0), 'rf': (0.0, 0.0, 0.0)}
+    spec = nao(robot_type) if robot == 'nao' else mujoco_robot(robot)
+    core = MotionCore(spec, cfg)
+    joints = dict.fromkeys(spec.joint_names, 0.0)
+    forces = {'lf': (0.0, 0.0, 0.0), 'rf': (0.0, 0.0, 0.0)} if robot == 'nao' else None
     for k in range(300):
         t = 0.02 * k
         rolling = 0.06 <= t < rolling_s  # (the first readings still: the fall detector starts from them)
         gyro = (0.0, 1.5, 0.0) if rolling else (0.0, 0.0, 0.0)  # about the axis it lies along
-        core.on_imu(t, gyro, lying(direction), wall=0.0, forces=forces)
+        core.on_imu(t, gyro, lying(direction if rolling or t < 0.06 or not rests else rests), wall=0.0, forces=forces)
         core.step(t, joints, wall=0.0)
         if core.is_getup:
             return t, core.skill
     return math.inf, ''
+
+
+@pytest.mark.parametrize('robot', ['T1'])
+def test_a_t1_after_a_side_fall_gets_up_once_it_lies_still_from_the_side_it_lies_on(robot: str) -> None:
+    """Session 44: started at once, the T1's back get-up played on a body still tipping or propped on its side and
+    failed (13 of 13 in a match half). It now waits for a calm gyro (``calm_*``), then plays the get-up for the side
+    the robot has come to rest on (here its back); after a fall to the front or back it starts at once, as tuned."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+
+    cfg = load_config('robots.yaml')
+    calm = cfg[robot]['fall']
+    started, skill = _side_fall(cfg, 'left', 1.0, robot=robot, rests='back')
+    assert 1.0 + calm['calm_s'] - 0.03 <= started <= 1.0 + calm['calm_s'] + 0.1
+    assert skill == 'GETUP_BACK'
+    assert _side_fall(cfg, 'left', 60.0, robot=robot)[0] == pytest.approx(calm['calm_max'], abs=0.15)
+    assert _side_fall(cfg, 'front', 1.0, robot=robot)[0] < 0.3
 
 
 @pytest.mark.parametrize('robot_type', [2, 3])
