@@ -1,7 +1,9 @@
-"""After a get-up the robot walks off only once it stands steady (or STEADY_MAX s later at the latest).
+"""After a get-up the robot stands STEADY_MIN s, then walks off once it stands steady (or STEADY_MAX s after the
+get-up at the latest).
 
 In a 7 v 7 half (session 42) T1s walked off the moment their get-up ended, still leaning 19-29 degrees, and fell
-again within a second, turning at full rate or on the sprint.
+again within a second, turning at full rate or on the sprint; in session 44 T1s that walked off as soon as they read
+steady fell again in 7 of 22 trials, and none of 16 that stood 1 s first.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 
 from robocup3d_description.robots import robot_spec
-from robocup3d_motion.core import STEADY_MAX, MotionCore
+from robocup3d_motion.core import STEADY_MAX, STEADY_MIN, MotionCore
 from robocup3d_motion.motion_config import load_robots_config, load_walk_config
 
 G = 9.81
@@ -46,7 +48,7 @@ def _got_up(lean_deg: float) -> tuple[MotionCore, dict[str, float], float]:
 def test_a_robot_still_leaning_after_its_getup_stands_until_steady_then_walks() -> None:
     core, joints, end = _got_up(20.0)
     t = end
-    while t < end + 0.5:  # leaning 20 deg: commanded to walk, it stands
+    while t < end + STEADY_MIN + 0.1:  # leaning 20 deg: commanded to walk, it stands
         t += 0.02
         core.set_velocity(0.3, 0.0, 0.6, now=t)
         core.on_imu(t, (0.0, 0.0, 0.0), _leaning(20.0), wall=t)
@@ -74,12 +76,13 @@ def test_a_robot_that_stays_leaning_walks_off_after_steady_max() -> None:
     assert t >= end + STEADY_MAX - 0.02
 
 
-def test_a_robot_upright_after_its_getup_walks_at_once() -> None:
+def test_a_robot_upright_after_its_getup_stands_steady_min_then_walks() -> None:
     core, joints, end = _got_up(2.0)
-    t = end
-    for _ in range(5):
+    t, walked = end, None
+    while walked is None and t < end + STEADY_MAX:
         t += 0.02
         core.set_velocity(0.3, 0.0, 0.0, now=t)
         core.on_imu(t, (0.0, 0.0, 0.0), _leaning(2.0), wall=t)
         joints = core.step(t, joints, wall=t)
-    assert core.skill == 'walk'
+        walked = t if core.skill == 'walk' else None
+    assert walked is not None and end + STEADY_MIN - 0.02 <= walked <= end + STEADY_MIN + 0.06
