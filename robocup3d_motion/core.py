@@ -524,8 +524,8 @@ class MotionCore:
     def on_beam(self) -> None:
         """The robot was beamed: it lands at its kick-off place, upright (on RCSSServerMJ in the server's initial
         joint pose), whatever it was doing. Everything under way stops (the task ends ``cancelled``, ``beamed``; a
-        skill, a get-up or the walk), it stands, and the fall detector starts afresh from a calm reading, with no
-        get-up for :data:`BEAM_SETTLE` s."""
+        skill, a get-up or the walk), it stands, and the fall detector starts afresh (upright on RCSSServerMJ, else
+        from a calm reading), with no get-up for :data:`BEAM_SETTLE` s."""
         self._cancel_task('beamed')
         self._task_request = None
         self.commander.stop()
@@ -533,7 +533,11 @@ class MotionCore:
         self._stand_from = None
         if self.walk is not None:
             self.walk.reset()
-        self.fall.reset()
+        # RCSSServerMJ drops a beamed robot upright: the estimate starts there. (From the first calm reading, as before
+        # session 44, it stayed unset while the robot walked off and then started from a reading 20-52 deg off: a
+        # T1 read as fallen played its back get-up standing, 3 of 11 back get-ups in a 7 v 7 half.) rcssserver3d
+        # moves a beamed Nao as it stands or lies.
+        self.fall.reset(up=(0.0, 0.0, 1.0) if self.robot.server == 'mujoco' else None)
         self.state = FallState(False, 'none', 0.0, 0.0, 0.0, (0.0, 0.0, 1.0))
         self._fallen_since, self._land = None, None
         self._pause_until = self.now + BEAM_SETTLE

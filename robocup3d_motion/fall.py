@@ -91,9 +91,10 @@ class FallDetector:
         self.accel_weight = float(accel_weight)
         self.reset()
 
-    def reset(self) -> None:
-        """Forget the estimate (next accelerometer reading initialises it)."""
-        self.up: tuple[float, float, float] | None = None
+    def reset(self, up: tuple[float, float, float] | None = None) -> None:
+        """Forget the estimate: start from ``up`` (the up vector in the torso frame) when the body's attitude is known,
+        else from the next calm accelerometer reading."""
+        self.up: tuple[float, float, float] | None = up
         self.fallen = False
         self.direction = 'none'
         self._count = 0

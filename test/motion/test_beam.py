@@ -74,6 +74,27 @@ def test_the_landing_after_a_beam_starts_no_getup_but_a_robot_still_down_after_i
     assert core.is_getup and core.skill == 'GETUP_BACK'
 
 
+def test_after_a_beam_the_tilt_estimate_starts_upright_and_one_odd_reading_is_no_fall() -> None:
+    """Session 44: the estimate waited for a calm accelerometer reading after the beam; a T1 that walked off at once
+    gave none for 1.5 s (hard accelerations, a busy gyro), then one that read 52-60 deg tilted while it walked upright:
+    the estimate started there, the robot counted as fallen and its back get-up threw it down."""
+    core, joints, t = _walking_core()
+    core.on_beam()
+    start = t
+    hard = (5.0, 0.0, 14.0)  # |a| 1.5 g: walking off, not trusted
+    while t < start + BEAM_SETTLE + 0.5:
+        t += 0.02
+        sway = math.sin(2.0 * math.pi * (t - start) / 0.5)  # the steps' sway, about 0.5 s a stride
+        core.on_imu(t, (0.6 * sway, 0.3 * sway, 0.0), hard, wall=t)
+        joints = core.step(t, joints, wall=t)
+    odd = (G * math.sin(math.radians(60.0)), 0.0, G * math.cos(math.radians(60.0)))  # magnitude g, 60 deg off
+    for _ in range(6):
+        t += 0.02
+        core.on_imu(t, (0.0, 0.0, 0.0), odd, wall=t)
+        joints = core.step(t, joints, wall=t)
+        assert not core.state.fallen and not core.is_getup
+
+
 def test_a_beam_during_a_getup_ends_it() -> None:
     """Dropped upright at its place, a robot that was getting up stands instead of playing its get-up on."""
     core, joints, t = _walking_core()
