@@ -10,7 +10,10 @@ issue #3). Each trial starts from a standing robot (placed again if a failed get
 down or still playing its skill).
 
     PYTHONPATH=. python bench/bench_getup.py --trials 20 [--robots T1 K1] [--fast] [--directions back]
-        [--skill-params FILE ...]
+        [--skill-params FILE ...] [--knock]
+
+``--knock`` (T1, front and back): the robot falls from a stand instead, tipped over by a pose held on
+``joint_targets`` until the fall is reported, as a trip throws it; the time counts from the report.
 
 ``--fast`` runs the server in ``--sync --no-realtime`` mode (the graph sets the pace).
 Prints success rate and time to upright (mean / median / max) per robot and direction.
@@ -43,6 +46,15 @@ UPRIGHT_Z = 0.85
 UPRIGHT_UP = 0.9  # z component of the torso's z axis (cos 25.8 deg)
 LYING_Z = {'T1': 0.25, 'K1': 0.2}
 TIMEOUT = 12.0  # s of server time to be up (for 1 s) after the knock-down
+#: ``--knock``: joint angles (deg) held until the fall is reported, per robot and direction: the ankles tip the
+#: stiff-legged robot over forwards or backwards as a trip does (no side pose found that falls to the side)
+KNOCK_DEG = {
+    'T1': {
+        'front': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': -50, 'rlj5': -50},
+        'back': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': 20, 'rlj5': 20},
+    }
+}
+KNOCK_SCALE = (0.85, 1.15)
 #: the torso's turn for each way of lying (w, x, y, z): on its face, its back, its left or its right side
 LAID = {
     'front': (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0),
@@ -125,6 +137,7 @@ class Graph:
             )
         import rclpy  # noqa: PLC0415 - after the domain is set
         from geometry_msgs.msg import PoseStamped  # noqa: PLC0415
+        from sensor_msgs.msg import JointState  # noqa: PLC0415
         from std_msgs.msg import String  # noqa: PLC0415
 
         from robocup3d_bridge.node_main import LATCHED  # noqa: PLC0415
@@ -141,6 +154,8 @@ class Graph:
         self.node.create_subscription(PoseStamped, f'{ns}/ground_truth/pose', self._on_pose, 5)
         self.node.create_subscription(String, f'{ns}/motion_state', self._on_state, LATCHED)
         self.pub_request = self.node.create_publisher(String, f'{ns}/motion_request', 10)
+        self.pub_targets = self.node.create_publisher(JointState, f'{ns}/joint_targets', 1)
+        self._JointState = JointState
         self.spin_until(lambda: self.pose is not None, 60.0, 'no ground_truth/pose from the player')
         # Leave BeforeKickOff: the strategy node beams the player there every second.
         self.trainer.send('(kickOff Left)')
@@ -230,6 +245,27 @@ class Graph:
         self.place(-3.0 + rng.uniform(-0.2, 0.2), rng.uniform(-0.2, 0.2), LYING_Z[self.robot], q)
         start = self.pose_count
         self.sim_wait(3)
+        return self._up_after(start, timeout)
+
+    def knock_trial(self, direction: str, rng: random.Random, timeout: float = TIMEOUT) -> float | None:
+        """Knock the standing robot over (:data:`KNOCK_DEG`, scaled by a random factor within :data:`KNOCK_SCALE`, held
+        on ``joint_targets`` until the motion node reports the fall); seconds from the report until upright for 1 s."""
+        self.stand_up_placed()
+        self.place(-3.0, 0.0, STAND_Z[self.robot] + 0.03, qaxis((0, 0, 1), rng.uniform(-math.pi, math.pi)))
+        self.sim_wait(round(rng.uniform(60, 100)))
+        scale = rng.uniform(*KNOCK_SCALE)
+        pose = {j: math.radians(v * scale) for j, v in KNOCK_DEG[self.robot][direction].items()}
+        start = self.pose_count
+        while not self.state.get('fallen') and self.pose_count - start < 200:
+            self.pub_targets.publish(self._JointState(name=list(pose), position=list(pose.values())))
+            self.sim_wait(1)
+        self.pub_targets.publish(self._JointState(name=[], position=[]))  # back to the motion node's own targets
+        if not self.state.get('fallen'):
+            return None
+        return self._up_after(self.pose_count, timeout)
+
+    def _up_after(self, start: int, timeout: float) -> float | None:
+        """Seconds from pose ``start`` until upright for 1 s (server cycles * 0.02), or None after ``timeout``."""
         up_since: int | None = None
         while (self.pose_count - start) * 0.02 < timeout:
             self.sim_wait(1)
@@ -286,7 +322,10 @@ def run_getup(
     directions: tuple = ('front', 'back'),
     log: object = print,
     skill_params: tuple[str, ...] = (),
+    knock: bool = False,
 ) -> dict[str, list[float | None]]:
+    if knock and any(d not in KNOCK_DEG.get(robot, {}) for d in directions):
+        raise SystemExit(f'--knock: no falling pose for {robot} {directions} (have {sorted(KNOCK_DEG.get(robot, {}))})')
     rng = random.Random(seed)
     g = Graph(robot, fast, skill_params=tuple(skill_params)).start()
     results: dict[str, list[float | None]] = {d: [] for d in directions}
@@ -294,7 +333,7 @@ def run_getup(
         g.stand_up_placed()
         for i in range(trials):
             for d in directions:
-                t = g.getup_trial(d, rng)
+                t = g.knock_trial(d, rng) if knock else g.getup_trial(d, rng)
                 results[d].append(t)
                 log(f'{robot} {d} trial {i + 1}: ' + (f'up after {t:.2f} s' if t is not None else 'FAILED'))
     finally:
@@ -327,11 +366,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--directions', nargs='+', default=['front', 'back'], choices=list(LAID))
     ap.add_argument('--skill-params', nargs='*', default=[], metavar='FILE', help='skill files the player loads')
+    ap.add_argument(
+        '--knock',
+        action='store_true',
+        help='knock the standing robot over with a falling pose (T1, front and back) and time from the fall report, '
+        'instead of laying it down',
+    )
     args = ap.parse_args(argv)
     lines = []
     for robot in args.robots:
         results = run_getup(
-            robot, args.trials, args.fast, args.seed, tuple(args.directions), skill_params=tuple(args.skill_params)
+            robot,
+            args.trials,
+            args.fast,
+            args.seed,
+            tuple(args.directions),
+            skill_params=tuple(args.skill_params),
+            knock=args.knock,
         )
         lines += summary(robot, results)
     print('\n'.join(lines))

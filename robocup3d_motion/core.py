@@ -136,11 +136,12 @@ class MotionCore:
             upright_deg=float(fall_cfg.get('upright_deg', 30.0)),
             confirm_cycles=int(fall_cfg.get('confirm_cycles', 3)),
         )
-        # After a fall to the side a get-up starts once the body lies still (|gyro| < calm_rate for
-        # calm_s), or calm_max s after the fall at the latest: the robot rolls on for a while.
+        # After a fall to the side (or to any of ``calm_for``) a get-up starts once the body lies still (|gyro| <
+        # calm_rate for calm_s), or calm_max s after the fall at the latest: the robot rolls on for a while.
         self.calm_rate = float(fall_cfg.get('calm_rate', math.inf))
         self.calm_s = float(fall_cfg.get('calm_s', 0.0))
         self.calm_max = float(fall_cfg.get('calm_max', 0.0))
+        self.calm_for = frozenset(fall_cfg.get('calm_for', ('left', 'right')))
         self._calm_since: float | None = None
         self._fallen_since: float | None = None
         self._fell_to = 'none'  # the direction the fall was first reported in
@@ -300,12 +301,12 @@ class MotionCore:
         return self._land is not None and self._land.landed_at is None
 
     def _lies_still(self, t: float) -> bool:
-        """Whether a get-up may start: after a fall to the front or back at once (the skills are
-        tuned for that), also after one to the side if the robot has a side get-up (it holds the
-        landing itself); else after a side fall once the body has come to rest, or ``calm_max`` s."""
-        if self._fallen_since is None or self._fell_to not in ('left', 'right'):
+        """Whether a get-up may start: after a fall in a direction not in ``calm_for`` at once (the Nao's front and
+        back get-ups are tuned for that), also after one to the side if the robot has a side get-up (it holds the
+        landing itself); else once the body has come to rest, or ``calm_max`` s after the fall."""
+        if self._fallen_since is None or self._fell_to not in self.calm_for:
             return True
-        if GETUP_SKILLS[self._fell_to] in self.skills:
+        if self._fell_to in ('left', 'right') and GETUP_SKILLS[self._fell_to] in self.skills:
             return True
         if self._calm_since is not None and t - self._calm_since >= self.calm_s:
             return True

@@ -13,7 +13,7 @@ import math
 from dataclasses import fields
 from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, PlainValidator, create_model, model_validator
 
@@ -79,6 +79,8 @@ class Fall(Section):
     calm_rate: Finite | None = None
     calm_s: Finite | None = None
     calm_max: Finite | None = None
+    #: the fall directions (as first reported) whose get-up waits for the calm; default the sides
+    calm_for: tuple[Literal['front', 'back', 'left', 'right'], ...] = ('left', 'right')
 
 
 class RobotSection(Section):
