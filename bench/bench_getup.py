@@ -12,7 +12,7 @@ down or still playing its skill).
     PYTHONPATH=. python bench/bench_getup.py --trials 20 [--robots T1 K1] [--fast] [--directions back]
         [--skill-params FILE ...] [--knock]
 
-``--knock`` (T1, front and back): the robot falls from a stand instead, tipped over by a pose held on
+``--knock`` (T1 and K1, front and back): the robot falls from a stand instead, tipped over by a pose held on
 ``joint_targets`` until the fall is reported, as a trip throws it; the time counts from the report.
 
 ``--fast`` runs the server in ``--sync --no-realtime`` mode (the graph sets the pace).
@@ -48,12 +48,11 @@ LYING_Z = {'T1': 0.25, 'K1': 0.2}
 TIMEOUT = 12.0  # s of server time to be up (for 1 s) after the knock-down
 #: ``--knock``: joint angles (deg) held until the fall is reported, per robot and direction: the ankles tip the
 #: stiff-legged robot over forwards or backwards as a trip does (no side pose found that falls to the side)
-KNOCK_DEG = {
-    'T1': {
-        'front': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': -50, 'rlj5': -50},
-        'back': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': 20, 'rlj5': 20},
-    }
+_TIP = {
+    'front': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': -50, 'rlj5': -50},
+    'back': {'llj1': 0, 'rlj1': 0, 'llj4': 0, 'rlj4': 0, 'llj5': 20, 'rlj5': 20},
 }
+KNOCK_DEG = {'T1': _TIP, 'K1': _TIP}
 KNOCK_SCALE = (0.85, 1.15)
 #: the torso's turn for each way of lying (w, x, y, z): on its face, its back, its left or its right side
 LAID = {
@@ -369,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         '--knock',
         action='store_true',
-        help='knock the standing robot over with a falling pose (T1, front and back) and time from the fall report, '
+        help='knock the standing robot over with a falling pose (front and back) and time from the fall report, '
         'instead of laying it down',
     )
     args = ap.parse_args(argv)

@@ -254,6 +254,20 @@ def test_a_t1_gets_up_once_it_lies_still_from_the_side_it_lies_on(robot: str) ->
     assert skill == 'GETUP_FRONT'
 
 
+def test_the_k1_waits_for_calm_after_a_fall_to_the_front_only() -> None:
+    """Knocked over from a stand, the K1's front get-up started at the fall report failed its first attempt 8 times in
+    8 (session 44); its back and side get-ups start at once."""
+    from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
+
+    cfg = load_config('robots.yaml')
+    calm = cfg['K1']['fall']
+    started, skill = _side_fall(cfg, 'front', 1.0, robot='K1')
+    assert 1.0 + calm['calm_s'] - 0.03 <= started <= 1.0 + calm['calm_s'] + 0.1
+    assert skill == 'GETUP_FRONT'
+    assert _side_fall(cfg, 'back', 60.0, robot='K1')[0] < 0.3
+    assert _side_fall(cfg, 'left', 60.0, robot='K1')[0] < 0.3
+
+
 def test_the_nao_front_and_back_getups_start_at_once() -> None:
     """``calm_for`` defaults to the sides: the Nao's front and back get-ups are tuned to start at the fall report."""
     from robocup3d_bridge.config_files import load_config  # noqa: PLC0415
