@@ -499,13 +499,9 @@ class MotionCore:
         gaps longer than ``cmd_timeout`` otherwise rocked a T1 between the two stances every few seconds:
         it crept forwards about 0.1 m a time and fell on its face within 30 s (docs/walk.md).
         """
-        if vx == 0.0 and vy == 0.0 and wz == 0.0 and self.skill != WALK:
-            why = self._walk_refusal('cmd_vel', (vx, vy, wz))
-            if not why:
-                self._cancel_task('cmd_vel')
-                self.commander.stop()
-            return why
-        return self._walk_command('cmd_vel', (vx, vy, wz), self.commander.set_velocity, now)
+        standing_still = vx == 0.0 and vy == 0.0 and wz == 0.0 and self.skill != WALK
+        apply = (lambda *_: self.commander.stop()) if standing_still else self.commander.set_velocity
+        return self._walk_command('cmd_vel', (vx, vy, wz), apply, now)
 
     def set_walk_target(self, x: float, y: float, yaw: float, now: float | None = None) -> str:
         """Walk to a pose relative to the robot (m, m, rad); returns '' or why it was refused."""
