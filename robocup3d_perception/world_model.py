@@ -11,8 +11,10 @@ Modules run in a fixed order each cycle (``MODULE_ORDER``, checked by a test):
 4. ``BallTracker``: Kalman filter fed by the ball sighting and teammates' reports.
 5. ``PlayerTracker``: one Kalman filter per other robot.
 
-While the body turns fast (falling, being knocked over) the vision is not used: the
-tilt estimate lags and would place everything wrongly; the particles diffuse more.
+While the body turns fast (falling, being knocked over) the vision is not used where it is noisy
+(rcssserver3d): the tilt estimate lags and would place everything wrongly; the particles diffuse more.
+Where it is exact (RCSSServerMJ) each ``See`` is turned back by the tilt error its landmarks show, and is
+always used.
 
 Inputs may come late: in the node, a ``See`` can reach the world model a few IMU
 cycles after its own time (on a busy machine). Time never goes back; a late ``See`` is
@@ -63,7 +65,10 @@ CENTRE_SPOT_LOST = 0.5  # m: an estimate vaguer than this, not seen this cycle, 
 class WorldModelParameters:
     """Tuning of the world model as a whole."""
 
-    max_rate_for_vision: float = 1.0  # rad/s; above it a See is not used
+    # rad/s of body rate above which a See is not used (the tilt estimate lags); None: 1.0 where vision is noisy
+    # (rcssserver3d), no limit where the See's tilt is fixed from its landmarks (RCSSServerMJ): a T1 walking at
+    # 0.5 m/s sways at 1.1-2.3 rad/s, so with the limit it saw nothing and dead-reckoned 2 m off in a 17 m walk
+    max_rate_for_vision: float | None = None
     fallen_upright: float = 0.5  # cos of the torso tilt below which we count as fallen
     confidence_spread: float = 0.3  # m; position spread at which confidence drops to 1/e
     confidence_memory: float = 10.0  # s without landmarks for confidence to drop to 1/e
@@ -129,6 +134,8 @@ class WorldModel:
         self.locator = SelfLocator(fld, locator, seed=self.p.seed, use_lines=use_lines)
         fix = self.p.tilt_from_landmarks
         self._fix_tilt = not use_lines if fix is None else fix
+        limit = self.p.max_rate_for_vision
+        self._max_rate = limit if limit is not None else (math.inf if self._fix_tilt else 1.0)
         self.ball = BallTracker(ball)
         self.players = PlayerTracker(players)
         self.time: float | None = None
@@ -158,7 +165,7 @@ class WorldModel:
         yaw_delta = self.orientation.update(gyro, accel, dt, walking)
         rate = self.orientation.rate
         if dt > 0:
-            spread = 3.0 if rate > self.p.max_rate_for_vision else 1.0
+            spread = 3.0 if rate > self._max_rate else 1.0
             if dt > 1.5 * CYCLE_S:  # cycles went by unseen (inputs lost on a busy machine): less is known
                 spread *= dt / CYCLE_S
             self.locator.predict(yaw_delta, inp.odometry, noise_scale=spread)
@@ -174,7 +181,7 @@ class WorldModel:
                 tilt_now = self.orientation.tilt
             tilt, joints, rate_then, moved = then or (tilt_now, inp.joints, rate, None)
             level = None
-            if inp.vision is not None and rate_then <= self.p.max_rate_for_vision:
+            if inp.vision is not None and rate_then <= self._max_rate:
                 level = self.camera.to_level(inp.vision, joints, tilt)
                 if self._fix_tilt:
                     level = correct_tilt(level, self.field.landmarks)
