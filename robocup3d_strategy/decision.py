@@ -126,18 +126,27 @@ class Field:
             x = -self.length / 2.0 + self.area[0] + margin
         return x, y
 
+    def out_of_their_area(self, x: float, y: float, margin: float = 0.5) -> tuple[float, float]:
+        """(x, y), or in front of their ``area`` (by ``margin``) if it is inside it: at their goal kick
+        RCSSServerMJ's referee puts any player of ours in there beyond the touchline at once."""
+        if self.in_our(self.area, -x, y, margin):
+            x = self.length / 2.0 - self.area[0] - margin
+        return x, y
+
 
 # rcssserver3d 0.7.3: penalty area 1.8 x 6.0 m (its monitor's game info says PenaltyWidth 3.9, but the rules'
 # box, soccerruleaspect.cpp, and the drawn lines add GoalWidth 2.1), at most 3 defenders in it, FreeKickDistance
 # 2 m. RCSSServerMJ's fifa7vs7 field: penalty area 9 x 16.5 m, goalie area 4 x 7.3 m with at most 2 players of a
 # team in it; in the opponents' kick-off, throw-in, corner and free kicks its referee moves every player of ours
 # within the centre circle's radius (5.5 m) of the ball to the touchline, at once and every cycle (rcsssmj 0.2.1,
-# soccer_referee._penalize_misplaced_players). We keep 6.5 m: with 6.0 a T1 sent there during their kick-off stood
+# soccer_referee._penalize_misplaced_players). We keep 7.5 m: with 6.0 a T1 sent there during their kick-off stood
 # 5.53 m from the ball 3 s later (stepping in place it creeps forwards; its pose is a few cm off) and was put beyond
-# the touchline, where it fell (a 7 v 7 half, session 42).
+# the touchline, where it fell (a 7 v 7 half, session 42); with 6.5, in session 44's three halves 7 of our players
+# were, in their kick-offs: one walking along the circle to its place turned in towards the ball as it set off and
+# crept 1 m in, another fell 1 m in.
 FIELDS = {
     'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 6.0), area=(1.8, 6.0), area_max=3, set_play_distance=2.5),
-    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=6.5),
+    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=7.5),
 }
 
 
@@ -396,6 +405,7 @@ class Supporter:
             k = clear / max(d, 1e-3)
             x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
         x, y = s.field.out_of_our_area(x, y)  # the goalie's (the rules limit the players in it)
+        x, y = s.field.out_of_their_area(x, y)
         return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'support')
 
 

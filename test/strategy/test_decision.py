@@ -339,6 +339,16 @@ def test_field_players_keep_out_of_our_goalie_area() -> None:
     assert req.x == pytest.approx(-27.5 + 4.0 + 0.3)
 
 
+def test_field_players_keep_out_of_their_goalie_area() -> None:
+    """A supporter's place beside a ball at their goal line is in front of their goalie area: at their goal kick
+    RCSSServerMJ's referee puts a player of ours in there on the touchline (three in one half, session 44)."""
+    s = situation(pose=(20.0, 0.0, 0.0), ball=(26.5, 2.0), mates=[Mate(4, 26.2, 2.3)])
+    s.roles = load_roles()['mujoco']  # the first slot is 2 m behind and 2 m aside of the ball: in their area
+    req = Decider().decide(s, 0.0)
+    assert isinstance(req, GoTo) and not FIELD.in_our(FIELD.area, -req.x, req.y), req
+    assert req.x == pytest.approx(27.5 - 4.0 - 0.5)
+
+
 def test_after_our_goal_the_kick_off_taker_is_beamed_out_of_the_centre_circle() -> None:
     """They kick off after our goal: a place inside the circle would be penalised (RCSSServerMJ puts the
     player on the touchline). After their goal, and before the first kick-off, the place is kept."""
