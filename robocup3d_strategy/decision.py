@@ -48,12 +48,25 @@ from robocup3d_motion.requests import MAX_AVOID, Dribble, GoTo, Kick, MotionRequ
 from robocup3d_strategy.on_ball import CLEAR_SLACK, Choice, KickReach, choose_on_ball, clear_target, far_kick
 from robocup3d_strategy.roles import ServerRoles, on_ball_player, scram, slot_places
 
-__all__ = ['Decider', 'Field', 'Goalie', 'Mate', 'Situation', 'Striker', 'Supporter', 'choose_role', 'phase_of']
+__all__ = [
+    'Decider',
+    'Field',
+    'Goalie',
+    'Mate',
+    'Situation',
+    'Striker',
+    'Supporter',
+    'choose_role',
+    'goal_kick_drop',
+    'phase_of',
+    'set_play_of',
+]
 
 MATE_AGE = 1.5  # s: an older teammate position does not count
 STRIKER_MARGIN = 0.5  # m another player must be closer by to take the ball over
 SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
+DROP_WAIT = 0.8  # m behind the drop point of their goal kick (away from their goal) the striker waits
 REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
 # s an on-ball kick or dribble under way is kept while the ball lies still, though another would now be chosen: each
 # new one starts its approach over (a Nao 0.7 m from the ball went dribble, kick, pass, dribble, kick in 12 s against
@@ -106,6 +119,9 @@ class Field:
     area: tuple[float, float] = (1.8, 6.0)
     area_max: int = 3
     set_play_distance: float = 2.5
+    # RCSSServerMJ: a goal kick not taken within its time is dropped at the corner of the kicking team's goalie area
+    # on the server's +y side (soccer_referee._check_timeouts), and play goes on
+    goal_kick_drop: bool = False
 
     @property
     def their_goal(self) -> tuple[float, float]:
@@ -146,7 +162,9 @@ class Field:
 # crept 1 m in, another fell 1 m in.
 FIELDS = {
     'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 6.0), area=(1.8, 6.0), area_max=3, set_play_distance=2.5),
-    'mujoco': Field(55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=7.5),
+    'mujoco': Field(
+        55.0, 36.0, 3.66, box=(9.0, 16.5), area=(4.0, 7.3), area_max=2, set_play_distance=7.5, goal_kick_drop=True
+    ),
 }
 
 
@@ -181,6 +199,8 @@ class Situation:
     ball_stop: tuple[float, float] | None = None  # where the ball will stop (world model), if it rolls
     last_ball: tuple[float, float] | None = None  # where the ball was last believed to be, however vaguely
     penalty: str = ''  # in a penalty shoot-out: 'kick' (this player takes it), 'keep' (keeps goal), 'out'
+    set_play: str = ''  # in phase ours or theirs: which (set_play_of: 'goal_kick', 'kickoff', 'free_kick', ...)
+    side: str = ''  # 'left' or 'right': the side the server gave us (its frame's +y is ours mirrored when right)
 
 
 def phase_of(play_mode: str | None, side: str | None) -> str:
@@ -198,6 +218,23 @@ def phase_of(play_mode: str | None, side: str | None) -> str:
     if team in ('left', 'right') and side in ('left', 'right'):
         return 'ours' if team == side else 'theirs'
     return 'play_on'
+
+
+def set_play_of(play_mode: str | None) -> str:
+    """The set play a play mode names, without its team: ``goal_kick_right`` and ``goal_kick_left`` are
+    ``goal_kick``, ``KickOff_Left`` is ``kickoff`` ('' for a mode of no team)."""
+    mode = (play_mode or '').lower()
+    head, _, team = mode.rpartition('_')
+    return head if team in ('left', 'right') and head not in ('goal', '') else ''
+
+
+def goal_kick_drop(s: Situation) -> tuple[float, float] | None:
+    """Where the ball of their goal kick will be dropped if they do not take it in time (team frame), on a server
+    that drops it (:attr:`Field.goal_kick_drop`); None elsewhere or when our side is not known."""
+    if not s.field.goal_kick_drop or s.side not in ('left', 'right'):
+        return None
+    y = s.field.area[1] / 2.0
+    return s.field.length / 2.0 - s.field.area[0], y if s.side == 'left' else -y
 
 
 def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -286,6 +323,13 @@ class Striker:
     def act(self, s: Situation) -> Choice | None:
         if s.ball is None:
             return None
+        if s.phase == 'theirs' and s.set_play == 'goal_kick' and (drop := goal_kick_drop(s)) is not None:
+            # the rules ask only that we keep out of their goalie area: wait behind where the ball will be dropped,
+            # facing their goal (against a team that does not take it, 15 s and a 10 s walk saved each time)
+            gx, gy = s.field.their_goal
+            d = _dist(drop, (gx, gy)) or 1.0
+            x, y = drop[0] + DROP_WAIT * (drop[0] - gx) / d, drop[1] + DROP_WAIT * (drop[1] - gy) / d
+            return Choice(GoTo(x=x, y=y, theta=math.atan2(gy - y, gx - x)), 'wait for the drop')
         if s.phase == 'theirs':  # keep away, between the ball and our goal
             bx, by = s.ball
             d = math.hypot(bx + s.field.length / 2.0, by) or 1.0

@@ -37,7 +37,7 @@ from robocup3d_bridge.node_main import LATCHED, spin_nodes
 from robocup3d_motion.ball_skills import ball_sigma_limit
 from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_perception.team_view import TeamView
-from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of
+from robocup3d_strategy.decision import FIELDS, MATE_AGE, Decider, Mate, Situation, phase_of, set_play_of
 from robocup3d_strategy.formation import beam_pose, formation_pose, load_formations, should_beam
 from robocup3d_strategy.on_ball import kick_reaches
 from robocup3d_strategy.roles import load_roles
@@ -211,6 +211,8 @@ class StrategyNode(Node):
             fallen=self._fallen,
             roles=self.roles,
             penalty=self.penalty_role(),
+            set_play=set_play_of(self.play_mode),
+            side=self.side or '',
         )
         d = self.decider
         req = d.decide(situation, now, self._task)

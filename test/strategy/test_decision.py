@@ -20,6 +20,7 @@ from robocup3d_strategy.decision import (
     assign,
     choose_role,
     phase_of,
+    set_play_of,
 )
 from robocup3d_strategy.formation import beam_pose, formation_pose, load_formations
 from robocup3d_strategy.on_ball import GOAL_PAST, KickReach
@@ -337,6 +338,24 @@ def test_field_players_keep_out_of_our_goalie_area() -> None:
     req = Decider().decide(s, 0.0)
     assert isinstance(req, GoTo) and not FIELD.in_our(FIELD.area, req.x, req.y), req
     assert req.x == pytest.approx(-27.5 + 4.0 + 0.3)
+
+
+@pytest.mark.parametrize(('side', 'drop_y'), [('left', 3.65), ('right', -3.65)])
+def test_at_their_goal_kick_the_striker_waits_behind_the_drop_point(side: str, drop_y: float) -> None:
+    """RCSSServerMJ drops a goal kick not taken in 15 s at the corner of the goalie area (the server's +y, so our -y
+    when we play from the right): the striker waits 0.8 m behind it, out of their area, facing their goal. Any
+    other set play of theirs it waits the set-play distance off."""
+    s = situation(phase='theirs', pose=(15.0, 0.0, 0.0), ball=(25.5, 0.0))
+    s.set_play, s.side = set_play_of('goal_kick_right' if side == 'left' else 'goal_kick_left'), side
+    req = Decider().decide(s, 0.0)
+    assert isinstance(req, GoTo), req
+    assert math.hypot(req.x - 23.5, req.y - drop_y) == pytest.approx(0.8)
+    assert not FIELD.in_our(FIELD.area, -req.x, req.y)  # out of their goalie area
+    assert req.x < 23.5 and abs(req.y) > 3.65  # behind the drop point, seen from their goal
+    assert abs(math.remainder(req.theta - math.atan2(-req.y, 27.5 - req.x), math.tau)) < 1e-6
+    s.set_play = 'free_kick'
+    req = Decider().decide(s, 0.0)
+    assert math.hypot(req.x - 25.5, req.y) == pytest.approx(FIELD.set_play_distance)
 
 
 def test_field_players_keep_out_of_their_goalie_area() -> None:
