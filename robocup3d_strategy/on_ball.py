@@ -16,11 +16,12 @@ The on-ball player, in the team frame (their goal at +x), weighs, in this order:
    (no opponent within :data:`FREE_RADIUS`), through a free lane, to a point :data:`LEAD` m ahead
    of him, when the kick's distance fits the pass and, unpressed, the pass carries the ball at least
    :data:`ADVANCE_SHARE` of what an advance (4.) would carry it up the field;
-4. **advance** when no one presses the ball and a kick the robot stays up after carries it at
-   least :data:`ADVANCE_MIN` m: kick it up the field at their goal's centre, or along a line off it
-   (:data:`ADVANCE_TURNS`, up to 40 degrees) where the lane is free, the ball stays in and ends
-   half the kick's distance nearer their goal; a walk cannot carry the ball as far in the time
-   (a T1 dribbles at about 0.1 m/s);
+4. **advance** when a kick the robot stays up after carries it at least :data:`ADVANCE_MIN` m: kick it
+   up the field at their goal's centre, or along a line off it (:data:`ADVANCE_TURNS`, up to 40 degrees)
+   where the lane is free, the ball stays in and ends half the kick's distance nearer their goal; a walk
+   cannot carry the ball as far in the time (a T1 dribbles at about 0.1 m/s), pressed or not (until
+   session 45 an opponent within :data:`PRESSURE` m ruled it out: a T1 whose ball lay by a standing
+   opponent dribbled 6 m in 90 s);
 5. **dribble** otherwise: at the goal, or, with an opponent in the way, past him on the side with
    more room.
 
@@ -334,7 +335,7 @@ def choose_on_ball(
             return Choice(Dribble(target=p, slack=_mouth_slack(p, goal_width)), 'dribble in')
     if shot is not None:
         return _shot_choice(ball, shot, goal_width)
-    ahead = None if pressed else _advance(ball, half, goal_width, kicks, robots)
+    ahead = _advance(ball, half, goal_width, kicks, robots)
     min_gain = 0.0 if pressed else PASS_GAIN
     if ahead is not None:  # a pass must carry the ball about as far up the field as the advance would
         min_gain = max(min_gain, ADVANCE_SHARE * (ahead[0][0] - ball[0]))
