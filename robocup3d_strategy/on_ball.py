@@ -62,6 +62,7 @@ PRESSURE = 1.2  # m: an opponent this near the ball presses it
 CLEAR_ZONE = 1.0 / 3.0  # share of the field length, from our goal line, where we clear
 DRIBBLE_LOOK = 2.5  # m ahead an opponent is in the dribble's way
 DRIBBLE_SWERVE = math.radians(40.0)  # how far off the line to the goal the dribble goes round him
+DRIBBLE_TIE = 0.1  # m: a blocker nearer than this to the dribble's line is on neither side of it
 FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
 POST_MARGIN = 0.35  # m inside the posts a shot aims at most
 PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver steps to it)
@@ -272,7 +273,11 @@ def _dribble_target(ball: Point, goal: Point, opponents: Sequence[Point], half: 
         return goal
     o = min(blockers, key=lambda p: _dist(p, ball))
     side = math.remainder(math.atan2(o[1] - ball[1], o[0] - ball[0]) - heading, math.tau)
-    turn = -math.copysign(DRIBBLE_SWERVE, side) if abs(side) > 1e-6 else DRIBBLE_SWERVE * (1 if ball[1] <= 0 else -1)
+    # a blocker right on the line (an opponent standing at the ball): the side by the ball's place, not by his bearing,
+    # which a few centimetres of estimate swing from side to side (a T1 whose dribble target flipped so stood 60 s at
+    # a kick-off ball their taker stood by, session 45)
+    aside = _dist(o, ball) * math.sin(abs(side))
+    turn = -math.copysign(DRIBBLE_SWERVE, side) if aside > DRIBBLE_TIE else DRIBBLE_SWERVE * (1 if ball[1] <= 0 else -1)
     a = heading + turn
     x, y = ball[0] + 3.0 * math.cos(a), ball[1] + 3.0 * math.sin(a)
     if abs(y) > half[1] - 0.8:  # no room that way: the other side

@@ -134,6 +134,9 @@ def test_the_dribble_goes_round_an_opponent_in_its_way() -> None:
     x, y = c.request.target
     assert y < -1.0 and x > 0.0  # past him on his open side
     assert lane_clearance((0.0, 0.0), (x, y), [(1.5, 0.2)]) > 0.5
+    # one standing right at the ball on the line: the same side whichever way a few centimetres move him
+    sides = {choose((0.0, 0.1), kicks=(), opponents=[(0.3, 0.1 + dy)]).request.target[1] > 0 for dy in (-0.03, 0.03)}
+    assert len(sides) == 1
     c = choose((0.0, 0.0), kicks=(), opponents=[(-1.0, 0.0), (3.0, 8.0)])  # none in the way
     assert c.request.target == (HALF[0] + GOAL_PAST, 0.0)  # behind the goal line: the ball must cross it
 
