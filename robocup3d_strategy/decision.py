@@ -157,9 +157,9 @@ class Field:
 # within the centre circle's radius (5.5 m) of the ball to the touchline, at once and every cycle (rcsssmj 0.2.1,
 # soccer_referee._penalize_misplaced_players). We keep 7.5 m: with 6.0 a T1 sent there during their kick-off stood
 # 5.53 m from the ball 3 s later (stepping in place it creeps forwards; its pose is a few cm off) and was put beyond
-# the touchline, where it fell (a 7 v 7 half, session 42); with 6.5, in session 44's three halves 7 of our players
-# were, in their kick-offs: one walking along the circle to its place turned in towards the ball as it set off and
-# crept 1 m in, another fell 1 m in.
+# the touchline, where it fell (a 7 v 7 half, session 42); with 6.5, 7 of ours were put there in their kick-offs
+# in session 44's three halves: walking along the circle to its place one turned in towards the ball as it set off
+# and crept 1 m in, another fell 1 m in.
 FIELDS = {
     'simspark': Field(30.0, 20.0, 2.1, box=(1.8, 6.0), area=(1.8, 6.0), area_max=3, set_play_distance=2.5),
     'mujoco': Field(
