@@ -233,8 +233,8 @@ def goal_kick_drop(s: Situation) -> tuple[float, float] | None:
     that drops it (:attr:`Field.goal_kick_drop`); None elsewhere or when our side is not known."""
     if not s.field.goal_kick_drop or s.side not in ('left', 'right'):
         return None
-    y = s.field.area[1] / 2.0
-    return s.field.length / 2.0 - s.field.area[0], y if s.side == 'left' else -y
+    y = s.field.area[1] / 2.0 if s.side == 'left' else -s.field.area[1] / 2.0
+    return s.field.length / 2.0 - s.field.area[0], y
 
 
 def _dist(a: tuple[float, float], b: tuple[float, float]) -> float:
