@@ -290,7 +290,7 @@ def assign(s: Situation, on_ball: int | None) -> tuple[str, int | None]:
     if on_ball == s.unum:
         return 'striker', on_ball
     if s.roles is not None:
-        slots = getattr(s.roles, s.phase if s.phase in ('ours', 'theirs') else 'play_on')
+        slots = s.roles.slots(s.phase, s.set_play)
         places = slot_places(slots, ball, (s.field.length / 2.0, s.field.width / 2.0))
         rest = {u: p for u, p in players.items() if u != on_ball}
         mine = scram(rest, [p for _, p in places]).get(s.unum)

@@ -47,6 +47,13 @@ class ServerRoles(Section):
     play_on: list[Slot] = Field(min_length=1)
     ours: list[Slot] = Field(min_length=1)
     theirs: list[Slot] = Field(min_length=1)
+    kickoff: list[Slot] | None = Field(default=None, min_length=1)  # our kick-off (default: ``ours``)
+
+    def slots(self, phase: str, set_play: str = '') -> list[Slot]:
+        """The slots for a phase (``ours``, ``theirs``; any other: ``play_on``) and set play."""
+        if phase == 'ours' and set_play == 'kickoff' and self.kickoff:
+            return self.kickoff
+        return getattr(self, phase if phase in ('ours', 'theirs') else 'play_on')
 
 
 class RolesFile(Section):

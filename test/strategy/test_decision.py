@@ -269,6 +269,27 @@ def test_every_player_reaches_the_same_assignment_from_the_same_picture() -> Non
     assert len(set(places)) == len(places) == 5  # each supporter its own place
 
 
+def test_in_our_kick_off_a_receiver_sets_off_for_where_the_kick_lands() -> None:
+    """The kick-off goes 15-16 m forwards and to the taker's left; the player at the halfway line on that side walks
+    there at once (config/roles.yaml ``kickoff``), the others as in our other set plays, all agreeing."""
+    roles, forms = load_roles()['mujoco'], load_formations('formations.yaml')
+    team = {u: formation_pose(forms, 'mujoco', u) for u in range(2, 8)}
+    picks = {}
+    for unum, pose in team.items():
+        mates = tuple(Mate(u, p[0], p[1]) for u, p in team.items() if u != unum)
+        s = Situation(unum, 'ours', pose, (0.0, 0.0), pose, FIELD, mates, (T1_LONG,), roles=roles, set_play='kickoff')
+        picks[unum] = assign(s, None)[:2], s.place
+    assert picks[2][0] == ('striker', 2)  # the taker, at the ball
+    receiver = next(u for u, (_, place) in picks.items() if place is not None and place[0] > 10.0)
+    assert picks[receiver][1] == pytest.approx((12.5, 7.0))
+    assert math.dist(team[receiver][:2], (12.5, 7.0)) < 14.0  # beamed on the kick's side of the halfway line
+    # a free kick of ours at the same spot keeps the places of our other set plays: he does not set off that far
+    mates = tuple(Mate(u, p[0], p[1]) for u, p in team.items() if u != receiver)
+    pose = team[receiver]
+    s = Situation(receiver, 'ours', pose, (0.0, 0.0), pose, FIELD, mates, (T1_LONG,), roles=roles, set_play='free_kick')
+    assert assign(s, None)[0] == 'supporter' and s.place is not None and s.place[0] < 10.0
+
+
 def test_a_fallen_or_stale_teammate_gets_no_place() -> None:
     roles = load_roles()['mujoco']
     mates = (Mate(4, 0.0, 0.0, fallen=True), Mate(5, 1.0, 0.0, age=9.0))
