@@ -66,6 +66,9 @@ MATE_AGE = 1.5  # s: an older teammate position does not count
 STRIKER_MARGIN = 0.5  # m another player must be closer by to take the ball over
 SUPPORT_SHIFT = (0.5, 0.3)  # how far the supporters' places follow the ball (x, y)
 SUPPORT_CLEAR = 2.0  # m a supporter keeps from the ball
+# m our side of the halfway line every supporter keeps in a kick-off, ours or theirs: RCSSServerMJ moves a player in the
+# other half (but our taker, in the centre circle) to the touchline until the ball is played (soccer_referee.py)
+KICKOFF_OWN_HALF = 0.5
 DROP_WAIT = 0.8  # m behind the drop point of their goal kick (away from their goal) the striker waits
 REFRESH = 1.0  # s: the same request is sent again after this long (with where the other robots are now)
 # s an on-ball kick or dribble under way is kept while the ball lies still, though another would now be chosen: each
@@ -450,6 +453,8 @@ class Supporter:
             x, y = s.field.clamp(bx + (x - bx) * k, by + (y - by) * k)
         x, y = s.field.out_of_our_area(x, y)  # the goalie's (the rules limit the players in it)
         x, y = s.field.out_of_their_area(x, y)
+        if s.set_play == 'kickoff' and s.phase in ('ours', 'theirs'):
+            x = min(x, -KICKOFF_OWN_HALF)
         return Choice(GoTo(x=x, y=y, theta=math.atan2(by - y, bx - x)), 'support')
 
 

@@ -14,6 +14,7 @@ from robocup3d_strategy.decision import (
     COMMIT,
     FIELDS,
     GUARD_STEP,
+    ROLES,
     Decider,
     Mate,
     Situation,
@@ -269,25 +270,57 @@ def test_every_player_reaches_the_same_assignment_from_the_same_picture() -> Non
     assert len(set(places)) == len(places) == 5  # each supporter its own place
 
 
-def test_in_our_kick_off_a_receiver_sets_off_for_where_the_kick_lands() -> None:
-    """The kick-off goes 15-16 m forwards and to the taker's left; the player at the halfway line on that side walks
-    there at once (config/roles.yaml ``kickoff``), the others as in our other set plays, all agreeing."""
+def test_in_our_kick_off_a_receiver_waits_at_the_halfway_line_where_the_kick_goes() -> None:
+    """The kick-off goes 15-16 m forwards and to the taker's left. The player beamed at the halfway line on that side
+    keeps his place (config/roles.yaml ``kickoff``), so that he is the nearest of ours to where it stops; until the
+    kick every supporter keeps to our half (RCSSServerMJ moves a player in the other half to the touchline)."""
     roles, forms = load_roles()['mujoco'], load_formations('formations.yaml')
     team = {u: formation_pose(forms, 'mujoco', u) for u in range(2, 8)}
     picks = {}
     for unum, pose in team.items():
         mates = tuple(Mate(u, p[0], p[1]) for u, p in team.items() if u != unum)
         s = Situation(unum, 'ours', pose, (0.0, 0.0), pose, FIELD, mates, (T1_LONG,), roles=roles, set_play='kickoff')
-        picks[unum] = assign(s, None)[:2], s.place
-    assert picks[2][0] == ('striker', 2)  # the taker, at the ball
-    receiver = next(u for u, (_, place) in picks.items() if place is not None and place[0] > 10.0)
-    assert picks[receiver][1] == pytest.approx((12.5, 7.0))
-    assert math.dist(team[receiver][:2], (12.5, 7.0)) < 14.0  # beamed on the kick's side of the halfway line
-    # a free kick of ours at the same spot keeps the places of our other set plays: he does not set off that far
+        role, on_ball = assign(s, None)
+        choice = ROLES[role].act(s)
+        assert choice is not None and isinstance(choice.request, GoTo | Kick)
+        picks[unum] = role, on_ball, s.place, choice.request
+    assert {on_ball for _, on_ball, _, _ in picks.values()} == {2}  # the taker, at the ball
+    assert all(req.x < 0.0 for role, _, _, req in picks.values() if role == 'supporter')
+    receiver = next(u for u, (_, _, place, _) in picks.items() if place == pytest.approx((-0.8, 7.0)))
+    kick = picks[2][3]
+    assert isinstance(kick, Kick) and kick.target[1] > 0.0  # the kick-off goes to his side
+    landing = (15.6 * math.cos(math.radians(30.0)), 15.6 * math.sin(math.radians(30.0)))
+    assert min(team, key=lambda u: math.dist(team[u][:2], landing) if u != 2 else math.inf) == receiver
+    # a free kick of ours at the same spot takes the places of our other set plays, up the field
     mates = tuple(Mate(u, p[0], p[1]) for u, p in team.items() if u != receiver)
     pose = team[receiver]
     s = Situation(receiver, 'ours', pose, (0.0, 0.0), pose, FIELD, mates, (T1_LONG,), roles=roles, set_play='free_kick')
-    assert assign(s, None)[0] == 'supporter' and s.place is not None and s.place[0] < 10.0
+    assert assign(s, None)[0] == 'supporter' and s.place != pytest.approx((-0.8, 7.0))
+
+
+@pytest.mark.parametrize('phase', ['ours', 'theirs'])
+def test_in_a_kick_off_every_supporter_keeps_to_our_half(phase: str) -> None:
+    """rcssserver3d's places for our set plays put forwards and wings 2-4 m up the field from the ball; in a kick-off,
+    ours or theirs, they wait at the halfway line instead."""
+    roles = load_roles()['simspark']
+    team = {u: (-5.0 - u, 8.0 - 1.5 * u, 0.0) for u in range(2, 12)}
+
+    def supporters_x(set_play: str) -> list[float]:
+        xs = []
+        for unum, pose in team.items():
+            mates = tuple(Mate(u, p[0], p[1]) for u, p in team.items() if u != unum)
+            s = Situation(unum, phase, pose, (0.0, 0.0), pose, FIELDS['simspark'], mates, (), roles=roles)
+            s.set_play = set_play
+            role, _ = assign(s, None)
+            choice = ROLES[role].act(s)
+            if role == 'supporter':
+                assert choice is not None and isinstance(choice.request, GoTo)
+                xs.append(choice.request.x)
+        return xs
+
+    assert len(kick_off := supporters_x('kickoff')) == 9 and max(kick_off) <= -0.5
+    if phase == 'ours':  # a free kick of ours on the same spot sends some up the field
+        assert max(supporters_x('free_kick')) > 0.0
 
 
 def test_a_fallen_or_stale_teammate_gets_no_place() -> None:
