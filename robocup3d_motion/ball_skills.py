@@ -349,12 +349,19 @@ class KickTask(Task):
         self._settle_since: float | None = None
         self._still_since: float | None = None  # the walk's stop, for the kick's rest
         self._held: tuple[float, float] | None = None  # the ball when the robot stopped for the kick (a hold)
+        self.off_spot = 0  # holds that ended with the robot off the spot (each widens the next one's judgement)
         self.kicked_at: float | None = None
         self._swung = False  # an in-walk kick's step has begun
 
     def state(self) -> dict:
-        out = {**super().state(), 'kick': self.name, 'foot': self.foot}
+        out = {**super().state(), 'kick': self.name, 'foot': self.foot, 'off_spot': self.off_spot}
         return out if self.strength is None else {**out, 'strength': round(self.strength, 3)}
+
+    def hold_factor(self) -> float:
+        """The tolerance, times this, that a hold is judged by: the kick's ``hold``, widened by the approach's
+        ``patience`` for each hold so far that ended off the spot, up to ``patience_max``."""
+        grown = self.spec.hold + self.approach.patience * self.off_spot
+        return max(self.spec.hold, min(grown, self.approach.patience_max))
 
     def _hold(self, v: View, ball: tuple[float, float]) -> Action | None:
         """Stopped for a kick: the walk's stop and the ``rest`` after it, with the alignment judged at their end
@@ -468,8 +475,10 @@ class KickTask(Task):
             held = self._hold(v, ball)
             if held is not None:
                 return held
-            if self._held is not None and aligned(self.spec.hold):  # the hold is over, and the robot stands at the spot
-                return self._kick(v, foot, bx, ball)
+            if self._held is not None:  # the hold is over
+                if aligned(self.hold_factor()):  # and the robot stands at the spot
+                    return self._kick(v, foot, bx, ball)
+                self.off_spot += 1
             self._held = None  # the ball moved, or the robot stands off the spot
         elif aligned(1.0) and not self._too_fast_to_stop(v):
             if self.spec.stop and (v.walking or self.spec.rest > 0.0):

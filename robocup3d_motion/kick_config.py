@@ -192,6 +192,11 @@ class ApproachSpec(Section):
     # that stops only once the walk steps forward at ``stop_speed`` m/s or slower (inf: at any speed)
     arrive_speed: Positive = 0.2
     stop_speed: Positive = math.inf
+    # Each hold of a kick that ended with the robot off the spot widens the next hold's judgement by this (added to
+    # the kick's ``hold`` factor), up to ``patience_max`` times the tolerance: a kick a little off beats standing,
+    # stepping and standing again (a T1 did so for 50 s at one ball in a match, session 48). 0: never
+    patience: NonNegative = 0.0
+    patience_max: float = Field(3.0, ge=1.0)
 
 
 class BallSkills(Section):

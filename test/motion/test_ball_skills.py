@@ -254,6 +254,34 @@ def test_a_kicks_hold_judges_the_spot_within_its_own_factor_of_the_tolerance() -
         assert task.phase == ('kicking' if kicks else 'approaching'), hold
 
 
+def test_each_hold_that_ends_off_the_spot_widens_the_next_ones_judgement() -> None:
+    """A T1 stopped, stood its rest, found itself 5-8 cm off the spot and stepped again, a dozen times over 50 s at
+    one ball in a match (session 48). With ``patience`` each such hold widens the next one's judgement, up to
+    ``patience_max`` times the tolerance; the ball moved is no such hold, and without patience nothing changes."""
+    spot = kick_pose((0.0, 0.0), 0.0, SPEC.spot('right'))
+    off = (spot[0] - 2.2 * SPEC.tolerance.x, spot[1], spot[2])  # 2.2 tolerances off: beyond the hold's 1.5
+
+    def holds(approach: ApproachSpec, n: int) -> int | None:
+        """The hold (1, 2, ...) that kicks, of ``n`` that each end at ``off``; None if none does."""
+        task = KickTask(1, 0.0, approach, SPEC.model_copy(update={'hold': 1.5}), 'long', (10.0, 0.0))
+        for i in range(n):
+            t = 3.0 * i
+            assert task.step(View(t, spot, (0.0, 0.0), walking=True)).stop  # aligned: the walk stops
+            if task.step(View(t + 0.1, off, (0.0, 0.0), walking=False)).skill == 'KICK_R':
+                return i + 1
+            assert task.phase == 'approaching' and task.off_spot == i + 1
+        return None
+
+    assert holds(APPROACH, 6) is None
+    assert holds(APPROACH.model_copy(update={'patience': 0.5}), 6) == 3  # judged at 1.5, 2.0, then 2.5 tolerances
+    assert holds(APPROACH.model_copy(update={'patience': 0.5, 'patience_max': 2.0}), 6) is None
+    # a hold broken because the ball moved does not count
+    task = KickTask(2, 0.0, APPROACH.model_copy(update={'patience': 0.5}), SPEC, 'long', (10.0, 0.0))
+    assert task.step(View(0.0, spot, (0.0, 0.0), walking=True)).stop
+    task.step(View(0.3, spot, (0.3, 0.1), walking=False))
+    assert task.phase == 'approaching' and task.off_spot == 0 and task.state()['off_spot'] == 0
+
+
 def test_a_walking_robot_stops_its_robots_stop_drift_short_of_the_spot() -> None:
     """A walk told to stop goes on: the kick stops it ``stop_drift`` s at its speed short of the spot (a T1 0.6 s,
     a Nao, which goes on 0-5 cm at fine steps, 0.2 s)."""
