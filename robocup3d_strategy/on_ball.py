@@ -63,6 +63,10 @@ CLEAR_ZONE = 1.0 / 3.0  # share of the field length, from our goal line, where w
 DRIBBLE_LOOK = 2.5  # m ahead an opponent is in the dribble's way
 DRIBBLE_SWERVE = math.radians(40.0)  # how far off the line to the goal the dribble goes round him
 DRIBBLE_TIE = 0.1  # m: a blocker nearer than this to the dribble's line is on neither side of it
+# m the dribble's line passes at least from a blocker (his body and the ball's): one standing at the ball turns it
+# wider than DRIBBLE_SWERVE, up to square across the way (their kick-off taker 0.45 m from the ball: a dribble 40 degrees
+# off pushed the ball into his feet and stuck there for 40 s, 7 v 7, session 48)
+DRIBBLE_CLEAR = 0.6
 FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
 POST_MARGIN = 0.35  # m inside the posts a shot aims at most
 PASS_SLACK = 0.5  # m either side of a pass's target it may go (the receiver steps to it)
@@ -277,7 +281,10 @@ def _dribble_target(ball: Point, goal: Point, opponents: Sequence[Point], half: 
     # which a few centimetres of estimate swing from side to side (a T1 whose dribble target flipped so stood 60 s at
     # a kick-off ball their taker stood by, session 45)
     aside = _dist(o, ball) * math.sin(abs(side))
-    turn = -math.copysign(DRIBBLE_SWERVE, side) if aside > DRIBBLE_TIE else DRIBBLE_SWERVE * (1 if ball[1] <= 0 else -1)
+    way = -math.copysign(1.0, side) if aside > DRIBBLE_TIE else (1.0 if ball[1] <= 0 else -1.0)
+    # off his bearing by at least the angle that passes him DRIBBLE_CLEAR away, square across at the most
+    needed = math.asin(min(1.0, DRIBBLE_CLEAR / max(_dist(o, ball), 1e-6))) + way * side
+    turn = way * min(max(DRIBBLE_SWERVE, needed), math.pi / 2.0)
     a = heading + turn
     x, y = ball[0] + 3.0 * math.cos(a), ball[1] + 3.0 * math.sin(a)
     if abs(y) > half[1] - 0.8:  # no room that way: the other side

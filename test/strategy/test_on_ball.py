@@ -10,6 +10,8 @@ from robocup3d_motion.kick_config import ball_skills_for, load_kicks_config
 from robocup3d_motion.requests import Dribble, Kick
 from robocup3d_strategy.on_ball import (
     CLEAR_CONE,
+    DRIBBLE_CLEAR,
+    DRIBBLE_SWERVE,
     GOAL_PAST,
     KickReach,
     choose_on_ball,
@@ -139,6 +141,21 @@ def test_the_dribble_goes_round_an_opponent_in_its_way() -> None:
     assert len(sides) == 1
     c = choose((0.0, 0.0), kicks=(), opponents=[(-1.0, 0.0), (3.0, 8.0)])  # none in the way
     assert c.request.target == (HALF[0] + GOAL_PAST, 0.0)  # behind the goal line: the ball must cross it
+
+
+def test_the_dribble_goes_wide_enough_round_an_opponent_at_the_ball() -> None:
+    """Their kick-off taker stands 0.45 m from the ball: a dribble 40 degrees off his line pushed the ball into his
+    feet, where it stuck for 40-100 s (7 v 7, session 48). Near him the dribble's line passes him by DRIBBLE_CLEAR, up
+    to square across; further off the swerve is as before."""
+    for taker in ((0.45, 0.0), (0.3, 0.05), (0.8, -0.1)):
+        c = choose((0.0, 0.0), kicks=(), opponents=[taker])
+        assert isinstance(c.request, Dribble)
+        x, y = c.request.target
+        assert x >= -0.01  # never back towards our goal
+        # clear of him by DRIBBLE_CLEAR, or as far as a line square across passes one nearer than that
+        assert lane_clearance((0.0, 0.0), (x, y), [taker]) >= 0.95 * min(DRIBBLE_CLEAR, math.dist((0.0, 0.0), taker))
+    far = choose((0.0, 0.0), kicks=(), opponents=[(2.0, 0.0)]).request.target
+    assert abs(_heading((0.0, 0.0), far)) == pytest.approx(math.degrees(DRIBBLE_SWERVE), abs=0.5)
 
 
 def test_near_the_goal_it_dribbles_in_rather_than_kick_and_fall() -> None:
