@@ -64,8 +64,8 @@ DRIBBLE_LOOK = 2.5  # m ahead an opponent is in the dribble's way
 DRIBBLE_SWERVE = math.radians(40.0)  # how far off the line to the goal the dribble goes round him
 DRIBBLE_TIE = 0.1  # m: a blocker nearer than this to the dribble's line is on neither side of it
 # m the dribble's line passes at least from a blocker (his body and the ball's): one standing at the ball turns it
-# wider than DRIBBLE_SWERVE, up to square across the way (their kick-off taker 0.45 m from the ball: a dribble 40 degrees
-# off pushed the ball into his feet and stuck there for 40 s, 7 v 7, session 48)
+# wider than DRIBBLE_SWERVE, up to square across the way (their kick-off taker 0.45 m from the ball: a dribble 40
+# degrees off pushed the ball into his feet and stuck there for 40 s, 7 v 7, session 48)
 DRIBBLE_CLEAR = 0.6
 FAR = 3.0  # m a kick must go to clear the ball or take a set play with it
 POST_MARGIN = 0.35  # m inside the posts a shot aims at most
